@@ -1,0 +1,254 @@
+"""``eval-pipelines``: validate suites, run one without Dagster, or run the demo through Dagster.
+
+Exit codes: 0 success; 1 a suite failed its gates or a run failed; 2 invalid input.
+Every expected problem is printed as ``file[:line]: field.path: message``; a
+traceback is a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+from eval_pipelines.spec.errors import SpecErrors
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+def _paths(root: Path, db: str | None):
+    from eval_pipelines.pipeline import ProjectPaths
+
+    return ProjectPaths.from_root(root.resolve(), db or os.environ.get("EVAL_PIPELINES_DB"))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from eval_pipelines.spec.datasets import DATASET_SUFFIXES, read_test_rows
+    from eval_pipelines.spec.loader import load_skill, load_suite
+
+    paths = _paths(Path(args.root), None)
+    problems = 0
+    for raw in args.paths:
+        path = Path(raw)
+        try:
+            if path.is_dir() or path.suffix.lower() == ".zip":
+                loaded = load_skill(path, datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
+                                    project_targets=paths.project_targets())
+                warnings, detail = loaded.warnings, f"{loaded.package.key}: {len(loaded.suite.tests)} tests"
+            elif path.suffix.lower() in (".jsonl", ".csv") and not args.as_suite:
+                rows = read_test_rows(path)
+                warnings, detail = [], f"{len(rows.data)} rows"
+            elif path.suffix.lower() in DATASET_SUFFIXES:
+                suite, warnings = load_suite(path)
+                detail = f"{suite.format}: {len(suite.tests)} tests"
+            elif not path.exists():
+                raise SpecErrors.single(path, "no such file or folder")
+            else:
+                raise SpecErrors.single(path, f"unsupported file type {path.suffix!r}",
+                                        expected="a skill folder, .zip, .yaml, .json, .jsonl or .csv")
+        except SpecErrors as exc:
+            problems += len(exc.errors)
+            for error in exc.errors:
+                print(error)
+            continue
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if not args.quiet:
+            print(f"ok: {path}: {detail}")
+    return EXIT_INVALID if problems else EXIT_OK
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from eval_pipelines.spec.skill_tests import is_v1, v1_to_v2
+    from eval_pipelines.spec.source import load_document
+
+    source = Path(args.source)
+    try:
+        doc = load_document(source)
+    except SpecErrors as exc:
+        print(exc)
+        return EXIT_INVALID
+    if not is_v1(doc.data):
+        print(f"{source}: not a v1 tests.json (already v2?)")
+        return EXIT_INVALID
+    out = Path(args.out) if args.out else source.parent / "eval" / "tests.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(v1_to_v2(doc.data), indent=2) + "\n")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def _print_summary(db_path: str, keys: Sequence[str], eval_date: str) -> None:
+    from eval_pipelines.store.duckdb_store import connect
+
+    with connect(db_path) as con:
+        rows = con.execute(
+            """
+            SELECT r.skill_version,
+                   count(DISTINCT r.test_id) AS cases,
+                   count(*) AS trials,
+                   count(*) FILTER (WHERE r.verdict = 'pass') AS passed,
+                   count(*) FILTER (WHERE r.status = 'error') AS errors,
+                   count(*) FILTER (WHERE r.status = 'not_evaluated') AS not_evaluated,
+                   max(m.value) AS pass_rate
+            FROM test_results r
+            LEFT JOIN metrics m ON m.eval_date = r.eval_date AND m.skill_version = r.skill_version
+                 AND m.target = '*' AND m.metric = 'pass_rate'
+            WHERE r.eval_date = ? AND list_contains(?, r.skill_version)
+            GROUP BY r.skill_version ORDER BY r.skill_version
+            """,
+            [eval_date, list(keys)],
+        ).fetchall()
+    print(f"\n{'skill version':<32} {'cases':>5} {'trials':>6} {'passed':>6} {'errors':>6} {'pass rate':>9}")
+    for key, cases, trials, passed, errors, _not_eval, rate in rows:
+        shown = "n/a" if rate is None else f"{rate:.0%}"
+        print(f"{key:<32} {cases:>5} {trials:>6} {passed:>6} {errors:>6} {shown:>9}")
+    print(f"\nDuckDB: {db_path}")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    root = Path(args.root).resolve()
+    # Dagster reads dagster.yaml from DAGSTER_HOME: the project folder holds it.
+    os.environ.setdefault("DAGSTER_HOME", str(root))
+    os.chdir(root)
+    import dagster as dg
+
+    from eval_pipelines.defs.partitions import partition_key_for, skill_versions
+    from eval_pipelines.definitions import build_definitions, default_db_path
+    from eval_pipelines.pipeline import discover_skill_versions
+    from eval_pipelines.spec.package import partition_key_problem
+
+    db_path = args.db or default_db_path(str(root))
+    paths = _paths(root, db_path)
+    found, problems = discover_skill_versions(paths)
+    for problem in problems:
+        print(f"skipped: {problem}")
+    keys = [k for k in sorted(found) if not partition_key_problem(k)]
+    if not keys:
+        print(f"no skill versions found in {paths.skills_dir}")
+        return EXIT_INVALID
+    instance = dg.DagsterInstance.get()
+    registered = set(instance.get_dynamic_partitions(skill_versions.name))
+    instance.add_dynamic_partitions(skill_versions.name, [k for k in keys if k not in registered])
+    job = build_definitions(str(root), db_path).resolve_job_def("evaluate_skill_version")
+    today = datetime.now(timezone.utc).date()
+    failed = []
+    for key in keys:
+        print(f"evaluating {key} ...", flush=True)
+        result = job.execute_in_process(
+            partition_key=partition_key_for(key, today),
+            instance=instance,
+            raise_on_error=False,
+            tags={"eval/trigger": "demo", "eval/skill_version": key},
+            # Step-by-step DEBUG lines stay in the run's event log (the UI shows them).
+            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        )
+        if not result.success:
+            failed.append(key)
+            for event in result.all_events:
+                if event.is_step_failure and event.step_failure_data:
+                    print(f"  {event.step_key} failed: {event.step_failure_data.error.message.strip()}")
+    _print_summary(db_path, keys, today.isoformat())
+    print(f"Dagster runs: DAGSTER_HOME={os.environ['DAGSTER_HOME']} "
+          f"(open the UI with `make ui`)")
+    if failed:
+        print(f"runs failed for: {', '.join(failed)}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from eval_pipelines import pipeline
+    from eval_pipelines.gates import failed_thresholds
+    from eval_pipelines.spec.loader import load_skill
+    from eval_pipelines.store.duckdb_store import Partition, connect, replace_partition
+
+    root = Path(args.root).resolve()
+    paths = _paths(root, args.db)
+    try:
+        loaded = load_skill(Path(args.skill), datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
+                            project_targets=paths.project_targets())
+        if args.target:
+            unknown = [t for t in args.target if t not in loaded.targets]
+            if unknown:
+                raise SpecErrors.single(args.skill, f"unknown target(s) {unknown}", path=("--target",),
+                                        expected="one of " + ", ".join(sorted(loaded.targets)))
+            loaded.suite.execution.targets = list(args.target)
+            for case in loaded.suite.tests:
+                case.targets = None
+    except SpecErrors as exc:
+        print(exc)
+        return EXIT_INVALID
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    partition = Partition(datetime.now(timezone.utc).date().isoformat(), loaded.package.key)
+    run_id = f"cli-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}"
+    stored = pipeline.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
+    outputs = pipeline.collect_model_outputs(stored, concurrency=args.concurrency)
+    suite = loaded.suite
+    outputs_frame = pipeline.model_output_rows(suite, outputs, partition, run_id)
+    grade_frame = pipeline.grade_rows(stored, outputs, partition, run_id)
+    results = pipeline.test_result_rows(suite, outputs, grade_frame, partition, run_id)
+    metric_frame = pipeline.metric_rows(suite.name, results, outputs, partition, run_id)
+    with connect(paths.db_path) as con:
+        replace_partition(con, "suites", partition, pipeline.suite_rows(loaded, partition, run_id))
+        replace_partition(con, "test_cases", partition, pipeline.test_case_rows(suite, partition, run_id))
+        replace_partition(con, "model_outputs", partition, outputs_frame)
+        replace_partition(con, "grades", partition, grade_frame)
+        replace_partition(con, "test_results", partition, results)
+        replace_partition(con, "metrics", partition, metric_frame)
+    _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
+    overall = {r["metric"]: r["value"] for r in metric_frame.to_dict("records") if r["target"] == "*"}
+    failures = failed_thresholds(suite.thresholds, overall)
+    for name, value, minimum in failures:
+        print(f"gate failed: {name} = {value} < {minimum}")
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="eval-pipelines", description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.environ.get("EVAL_PIPELINES_HOME", "."),
+                        help="project folder (skills/, datasets/, targets.yaml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check suite files, datasets and skill packages")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--as-suite", action="store_true", help="treat .jsonl/.csv as a sidecar suite")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("run", help="run one skill package without Dagster (same engine and tables)")
+    p.add_argument("skill", help="skill folder or .zip")
+    p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
+    p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
+    p.add_argument("--concurrency", type=int, help="override every target's concurrency")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="register the bundled skills and evaluate each through Dagster")
+    p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("convert", help="convert a v1 tests.json to the v2 format")
+    p.add_argument("source")
+    p.add_argument("--out", help="output path (default: eval/tests.json beside the source)")
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecErrors as exc:
+        print(exc)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""One asset per pipeline stage, each a partition of a DuckDB table.
+
+    eval_suite -> test_cases -> model_outputs -> grades -> test_results -> metrics
+
+Assets write their own rows (delete-then-insert in one transaction) instead of
+going through an IO manager: the DuckDB IO manager fails on a multi-partition
+with a dynamic dimension (dagster#32631) and is not atomic. Downstream assets
+read their upstream's rows back from DuckDB, so each stage re-runs on its own.
+"""
+
+
+from typing import Callable, TypeVar
+
+import dagster as dg
+import pandas as pd
+
+from eval_pipelines import pipeline
+from eval_pipelines.defs.partitions import eval_partitions, partition_of
+from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.store.duckdb_store import Partition, read_partition, replace_partition
+from eval_pipelines.targets.config import OpenAITargetConfig
+
+GROUP = "evaluation"
+T = TypeVar("T")
+
+
+def _readable(action: Callable[[], T]) -> T:
+    """Turn spec problems into a Dagster failure whose message is the problem list."""
+    try:
+        return action()
+    except SpecErrors as exc:
+        raise dg.Failure(
+            description=f"Invalid skill package or suite:\n{exc}",
+            metadata={"problems": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in exc.errors))},
+            allow_retries=False,
+        ) from None
+    except LookupError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+
+
+def _write(store: EvalStore, table: str, partition: Partition, rows: pd.DataFrame) -> dict[str, dg.MetadataValue]:
+    with store.connect() as con:
+        written = replace_partition(con, table, partition, rows)
+    return {
+        "dagster/row_count": dg.MetadataValue.int(written),
+        "table": dg.MetadataValue.text(table),
+        "partition": dg.MetadataValue.text(f"{partition.eval_date} / {partition.skill_version}"),
+    }
+
+
+def _stored(store: EvalStore, partition: Partition) -> pipeline.StoredSuite:
+    with store.connect() as con:
+        suites = read_partition(con, "suites", partition)
+    return _readable(lambda: pipeline.stored_suite(suites))
+
+
+def _outputs(store: EvalStore, partition: Partition) -> list:
+    with store.connect() as con:
+        return pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
+
+
+_COMMON = dict(partitions_def=eval_partitions, group_name=GROUP, owners=["team:evals"])
+
+
+@dg.asset(**_COMMON, pool="duckdb", kinds={"python", "duckdb"},
+          description="The skill version's eval suite, parsed from any supported format and validated.")
+def eval_suite(context: dg.AssetExecutionContext, project: EvalProject, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    loaded = _readable(lambda: pipeline.load_partition_skill(project.paths(store.db_path), partition))
+    for warning in loaded.warnings:
+        context.log.warning(warning)
+    meta = _write(store, "suites", partition, pipeline.suite_rows(loaded, partition, context.run_id))
+    meta |= {
+        "suite": dg.MetadataValue.text(loaded.suite.name),
+        "format": dg.MetadataValue.text(loaded.suite.format),
+        "tests": dg.MetadataValue.int(len(loaded.suite.tests)),
+        "targets": dg.MetadataValue.text(", ".join(loaded.suite.execution.targets)),
+        "source": dg.MetadataValue.path(str(loaded.package.source)),
+    }
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(**_COMMON, deps=[eval_suite], pool="duckdb", kinds={"duckdb"},
+          description="Every test case of the suite (inline and external dataset rows), one row each.")
+def test_cases(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    rows = pipeline.test_case_rows(stored.suite, partition, context.run_id)
+    return dg.MaterializeResult(metadata=_write(store, "test_cases", partition, rows))
+
+
+@dg.asset(**_COMMON, deps=[test_cases], kinds={"openai", "duckdb"},
+          description="One output (or error row) per case x target x trial, from the suite's targets.")
+def model_outputs(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    env_names = sorted({n for t in stored.targets.values() if isinstance(t, OpenAITargetConfig)
+                        for n in (t.api_key_env, t.base_url_env)})
+    # The model phase holds no DuckDB connection: other runs can write meanwhile.
+    outputs = pipeline.collect_model_outputs(stored, models.environment(env_names))
+    rows = pipeline.model_output_rows(stored.suite, outputs, partition, context.run_id)
+    errors = sum(o.error is not None for o in outputs)
+    if errors:
+        context.log.warning(f"{errors} of {len(outputs)} model calls ended as error rows")
+    meta = _write(store, "model_outputs", partition, rows)
+    meta["errors"] = dg.MetadataValue.int(errors)
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(**_COMMON, deps=[model_outputs], pool="duckdb", kinds={"duckdb"},
+          description="One grade per output x assertion, with score, status and readable details.")
+def grades(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    rows = pipeline.grade_rows(stored, _outputs(store, partition), partition, context.run_id)
+    return dg.MaterializeResult(metadata=_write(store, "grades", partition, rows))
+
+
+@dg.asset(**_COMMON, deps=[grades], pool="duckdb", kinds={"duckdb"},
+          description="Per output: gated weighted score, verdict (pass/borderline/fail) and status.")
+def test_results(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    with store.connect() as con:
+        grade_frame = read_partition(con, "grades", partition)
+    rows = pipeline.test_result_rows(stored.suite, _outputs(store, partition), grade_frame,
+                                     partition, context.run_id)
+    meta = _write(store, "test_results", partition, rows)
+    if not rows.empty:
+        meta["verdicts"] = dg.MetadataValue.json(
+            rows["verdict"].fillna(rows["status"]).value_counts().to_dict())
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(**_COMMON, deps=[test_results], pool="duckdb", kinds={"duckdb"},
+          description="Suite metrics per target: pass rate, mean score, pass@k, pass^k, latency, cost.")
+def metrics(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    with store.connect() as con:
+        results = read_partition(con, "test_results", partition)
+    rows = pipeline.metric_rows(stored.suite.name, results, _outputs(store, partition),
+                                partition, context.run_id)
+    meta = _write(store, "metrics", partition, rows)
+    overall = {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == "*"}
+    table = "| metric | value |\n|---|---|\n" + "\n".join(
+        f"| {k} | {v:.4g} |" for k, v in overall.items())
+    meta["summary"] = dg.MetadataValue.md(table)
+    if "pass_rate" in overall:
+        meta["pass_rate"] = dg.MetadataValue.float(overall["pass_rate"])
+    return dg.MaterializeResult(metadata=meta)
+
+
+ASSETS = [eval_suite, test_cases, model_outputs, grades, test_results, metrics]

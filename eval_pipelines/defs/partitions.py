@@ -1,0 +1,30 @@
+"""Runs are partitioned by evaluation date x skill version.
+
+The date dimension keeps history: a nightly re-run of the same version writes a
+new partition instead of overwriting yesterday's rows, so drift can be charted.
+Skill versions are dynamic: the sensor (or the demo) adds them as they appear.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import dagster as dg
+
+from eval_pipelines.store.duckdb_store import Partition
+
+skill_versions = dg.DynamicPartitionsDefinition(name="skill_versions")
+eval_dates = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_offset=1, timezone="UTC")
+eval_partitions = dg.MultiPartitionsDefinition({"date": eval_dates, "skill_version": skill_versions})
+
+
+def partition_key_for(skill_version: str, on: date) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"date": on.isoformat(), "skill_version": skill_version})
+
+
+def partition_of(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> Partition:
+    key = context.partition_key
+    if not isinstance(key, dg.MultiPartitionKey):
+        key = dg.MultiPartitionKey.from_str(key) if hasattr(dg.MultiPartitionKey, "from_str") else key
+    dims = key.keys_by_dimension
+    return Partition(eval_date=dims["date"], skill_version=dims["skill_version"])

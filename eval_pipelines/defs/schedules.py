@@ -1,0 +1,36 @@
+"""``nightly_regression``: re-run the latest version of every skill each night.
+
+``build_schedule_from_partitioned_job`` refuses dynamic partitions (design
+notes), so this is a plain schedule that lists the registered versions and
+requests one run per skill for the scheduled date, which adds a new history
+partition instead of overwriting the previous night's.
+"""
+
+
+import os
+
+import dagster as dg
+
+from eval_pipelines.defs.jobs import evaluate_skill_version
+from eval_pipelines.defs.partitions import partition_key_for, skill_versions
+from eval_pipelines.versions import latest_versions
+
+NIGHTLY_CRON = os.environ.get("EVAL_PIPELINES_NIGHTLY_CRON", "0 2 * * *")
+
+
+@dg.schedule(job=evaluate_skill_version, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
+             default_status=dg.DefaultScheduleStatus.RUNNING,
+             description="Nightly drift check: the latest version of every skill, re-evaluated.")
+def nightly_regression(context: dg.ScheduleEvaluationContext):
+    keys = context.instance.get_dynamic_partitions(skill_versions.name)
+    if not keys:
+        return dg.SkipReason("no skill versions registered yet")
+    night = context.scheduled_execution_time.date()
+    return [
+        dg.RunRequest(
+            run_key=f"nightly:{night.isoformat()}:{key}",
+            partition_key=partition_key_for(key, night),
+            tags={"eval/trigger": "nightly_regression", "eval/skill_version": key},
+        )
+        for key in sorted(latest_versions(keys).values())
+    ]

@@ -1,0 +1,54 @@
+"""``new_skill_versions``: every skill version dropped into the skills folder gets a run.
+
+In one tick the sensor adds the new versions as dynamic partitions and
+requests a run for each (design notes: both in one ``SensorResult``). The
+cursor holds the versions already requested, so a version is never requested
+twice; packages that fail to open are logged with the reason and skipped.
+"""
+
+
+import json
+from datetime import datetime, timezone
+
+import dagster as dg
+
+from eval_pipelines.defs.jobs import evaluate_skill_version
+from eval_pipelines.defs.partitions import partition_key_for, skill_versions
+from eval_pipelines.defs.resources import EvalProject, EvalStore
+from eval_pipelines.pipeline import discover_skill_versions
+from eval_pipelines.spec.package import partition_key_problem
+
+
+@dg.sensor(job=evaluate_skill_version, minimum_interval_seconds=30,
+           default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Starts an evaluation run for every new skill version in the skills folder.")
+def new_skill_versions(context: dg.SensorEvaluationContext, project: EvalProject, store: EvalStore) -> dg.SensorResult:
+    known = set(json.loads(context.cursor)) if context.cursor else set()
+    found, problems = discover_skill_versions(project.paths(store.db_path))
+    for problem in problems:
+        context.log.warning(f"skipped package: {problem}")
+    registered = set(context.instance.get_dynamic_partitions(skill_versions.name))
+    new_keys = []
+    for key in sorted(found):
+        if key in known:
+            continue
+        problem = partition_key_problem(key)
+        if problem:
+            context.log.warning(f"skipped {found[key]}: {problem}")
+            continue
+        new_keys.append(key)
+    today = datetime.now(timezone.utc).date()
+    requests = [
+        dg.RunRequest(
+            run_key=f"new-version:{key}",
+            partition_key=partition_key_for(key, today),
+            tags={"eval/trigger": "new_skill_version", "eval/skill_version": key},
+        )
+        for key in new_keys
+    ]
+    to_add = [k for k in new_keys if k not in registered]
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[skill_versions.build_add_request(to_add)] if to_add else [],
+        cursor=json.dumps(sorted(known | set(new_keys))),
+    )

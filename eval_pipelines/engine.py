@@ -1,0 +1,144 @@
+"""Run a suite: cases x targets x trials -> outputs -> grades -> case results.
+
+The model phase is async and bounded per target; it touches no database, so it
+never holds DuckDB's write lock. Grading and scoring are plain functions over
+the outputs, used the same way by the CLI and by the Dagster assets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+from eval_pipelines.graders.base import GradeInput, Measurements
+from eval_pipelines.grading import Grade, grade_output
+from eval_pipelines.scoring import CaseScore, score_case
+from eval_pipelines.spec.models import Suite, TestCase
+from eval_pipelines.targets.base import ModelOutput, Target, TargetRequest
+from eval_pipelines.targets.command import CommandTarget
+from eval_pipelines.targets.config import (
+    CommandTargetConfig,
+    OpenAITargetConfig,
+    ReplayTargetConfig,
+    TargetConfig,
+)
+from eval_pipelines.targets.openai_compat import OpenAITarget, resolve_connection
+from eval_pipelines.targets.replay import ReplayTarget
+
+
+def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None]) -> Target:
+    if isinstance(config, OpenAITargetConfig):
+        api_key, base_url = resolve_connection(config, env)
+        return OpenAITarget(config, api_key=api_key, base_url=base_url)
+    if isinstance(config, ReplayTargetConfig):
+        return ReplayTarget(config, base_dir)
+    if isinstance(config, CommandTargetConfig):
+        return CommandTarget(config, base_dir)
+    raise TypeError(f"unsupported target config {type(config).__name__}")
+
+
+def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
+    timeout_ms = case.timeout_ms or suite.settings.timeout_ms
+    return TargetRequest(
+        test_id=case.id,
+        trial=trial,
+        system_prompt=suite.system_prompt,
+        messages=case.input,
+        timeout_s=timeout_ms / 1000,
+    )
+
+
+async def collect_outputs(
+    suite: Suite,
+    targets: Mapping[str, Target],
+    *,
+    concurrency: int | None = None,
+    on_output: Callable[[ModelOutput], None] | None = None,
+) -> list[ModelOutput]:
+    """One output (or error) for every case x target x trial; never fewer."""
+    limits = {}
+    for name, target in targets.items():
+        limit = concurrency or suite.settings.max_concurrency or target.concurrency
+        limits[name] = asyncio.Semaphore(max(1, limit))
+    stop = asyncio.Event()
+
+    async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
+        async with limits[target_name]:
+            if stop.is_set():
+                return ModelOutput(case.id, target_name, trial, None,
+                                   error="not run: failFast stopped the suite after an earlier failure",
+                                   attempts=0)
+            try:
+                result = await targets[target_name].generate(_request(suite, case, trial))
+            except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
+                result = ModelOutput(case.id, target_name, trial, None,
+                                     error=f"target failed: {type(exc).__name__}: {exc}")
+        if result.error and suite.settings.fail_fast:
+            stop.set()
+        if on_output:
+            on_output(result)
+        return result
+
+    jobs = [
+        one(case, target_name, trial)
+        for case in suite.tests
+        for target_name in suite.targets_for(case)
+        for trial in range(suite.execution.trials.count)
+    ]
+    return list(await asyncio.gather(*jobs))
+
+
+@dataclass(frozen=True)
+class GradedOutput:
+    output: ModelOutput
+    grades: list[Grade]
+    result: CaseScore
+
+
+def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None) -> list[GradedOutput]:
+    cases = {case.id: case for case in suite.tests}
+    graded: list[GradedOutput] = []
+    for output in outputs:
+        case = cases[output.test_id]
+        if output.error is not None or output.output is None:
+            graded.append(GradedOutput(output, [], score_case([], output.error or "no output")))
+            continue
+        inp = GradeInput(
+            case=case,
+            output=output.output,
+            measurements=Measurements(
+                latency_ms=output.latency_ms,
+                prompt_tokens=output.prompt_tokens,
+                completion_tokens=output.completion_tokens,
+                cost_usd=output.cost_usd,
+                llm_calls=output.llm_calls,
+                tool_calls=output.tool_calls,
+            ),
+            trace=output.trace,
+            suite_dir=suite_dir,
+        )
+        grades = [grade_output(a, inp, i) for i, a in enumerate(case.assertions)]
+        graded.append(GradedOutput(output, grades, score_case(grades)))
+    return graded
+
+
+async def run_model_phase(
+    suite: Suite,
+    configs: Mapping[str, TargetConfig],
+    base_dir: Path,
+    env: Mapping[str, str | None],
+    *,
+    concurrency: int | None = None,
+) -> list[ModelOutput]:
+    """Build the suite's targets, collect every output, and close the clients."""
+    names = sorted({n for case in suite.tests for n in suite.targets_for(case)})
+    targets: dict[str, Target] = {}
+    try:
+        for name in names:
+            targets[name] = build_target(configs[name], base_dir, env)
+        return await collect_outputs(suite, targets, concurrency=concurrency)
+    finally:
+        for target in targets.values():
+            await target.aclose()

@@ -1,0 +1,1 @@
+"""Graders: one module per assertion type, found through ``registry``."""

@@ -1,0 +1,51 @@
+"""Text helpers shared by the deterministic graders."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)\n?```", re.DOTALL)
+
+
+def normalise(
+    text: str, *, case_sensitive: bool, trim_whitespace: bool, normalize_newlines: bool
+) -> str:
+    """The exact-match normalisation of seed 003, in its order."""
+    if trim_whitespace:
+        text = text.strip()
+    if normalize_newlines:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not case_sensitive:
+        text = text.lower()
+    return text
+
+
+def as_text(value: Any) -> str:
+    """Expected values may be numbers or structures in the spec; compare as text."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def parse_json_output(text: str, *, allow_fence: bool) -> Any:
+    """Parse a model output as JSON; with ``allow_fence`` a ```json block is accepted.
+
+    Raises ``ValueError`` with a message a person can act on.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if allow_fence:
+            match = _FENCE.search(text)
+            if match:
+                try:
+                    return json.loads(match.group(1))
+                except json.JSONDecodeError as inner:
+                    raise ValueError(
+                        f"fenced JSON block is invalid: {inner.msg} at line {inner.lineno}"
+                    ) from None
+        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None

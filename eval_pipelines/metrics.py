@@ -1,0 +1,111 @@
+"""Suite metrics: pass rate, mean score, pass@k, pass^k, latency, cost.
+
+A trial "passes" when its verdict is ``pass`` (borderline is not a pass).
+Errors count as non-passes; ``not_evaluated`` and ``pending_human`` trials are
+left out of every rate, as seed 002 asks.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from math import comb
+from statistics import median
+from typing import Iterable
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k estimator (seed 003): 1 - C(n-c, k) / C(n, k)."""
+    if n <= 0 or k <= 0 or k > n:
+        raise ValueError(f"pass@k needs 0 < k <= n (n={n}, k={k})")
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k (seed 003): the chance that k independent trials all pass, (c/n)^k."""
+    if n <= 0:
+        return 0.0
+    return (c / n) ** k
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile, q in [0, 100]."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    test_id: str
+    target: str
+    trial: int
+    status: str
+    verdict: str | None
+    score: float | None
+    latency_ms: float | None
+    cost_usd: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def suite_metrics(results: Iterable[TrialResult]) -> dict[str, dict[str, float]]:
+    """Metrics per target plus ``*`` for all targets together: {target: {metric: value}}."""
+    by_target: dict[str, list[TrialResult]] = defaultdict(list)
+    for r in results:
+        by_target[r.target].append(r)
+        by_target["*"].append(r)
+    return {target: _metrics(rows) for target, rows in by_target.items()}
+
+
+def _metrics(rows: list[TrialResult]) -> dict[str, float]:
+    counted = [r for r in rows if r.status in ("graded", "error")]
+    passed = [r for r in counted if r.verdict == "pass"]
+    out: dict[str, float] = {
+        "trials": float(len(rows)),
+        "cases": float(len({(r.target, r.test_id) for r in rows})),
+        "graded": float(sum(r.status == "graded" for r in rows)),
+        "errors": float(sum(r.status == "error" for r in rows)),
+        "not_evaluated": float(sum(r.status == "not_evaluated" for r in rows)),
+        "pending_human": float(sum(r.status == "pending_human" for r in rows)),
+        "passed": float(len(passed)),
+        "borderline": float(sum(r.verdict == "borderline" for r in counted)),
+        "failed": float(sum(r.verdict == "fail" for r in counted)),
+    }
+    if counted:
+        out["pass_rate"] = len(passed) / len(counted)
+        out["mean_score"] = sum(r.score or 0.0 for r in counted) / len(counted)
+    latencies = [r.latency_ms for r in rows if r.latency_ms is not None]
+    if latencies:
+        out["latency_p50_ms"] = median(latencies)
+        out["latency_p95_ms"] = percentile(latencies, 95)
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
+    if costs:
+        out["cost_usd"] = sum(costs)
+    tokens = [(r.prompt_tokens or 0) + (r.completion_tokens or 0) for r in rows
+              if r.prompt_tokens is not None or r.completion_tokens is not None]
+    if tokens:
+        out["total_tokens"] = float(sum(tokens))
+    out.update(_pass_k(counted))
+    return out
+
+
+def _pass_k(counted: list[TrialResult]) -> dict[str, float]:
+    """pass@k and pass^k averaged over cases, for every k up to the trials per case."""
+    per_case: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for r in counted:
+        per_case[(r.target, r.test_id)].append(r.verdict == "pass")
+    if not per_case:
+        return {}
+    max_k = min(len(v) for v in per_case.values())
+    out: dict[str, float] = {}
+    for k in range(1, max_k + 1):
+        out[f"pass_at_{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in per_case.values()) / len(per_case)
+        out[f"pass_hat_{k}"] = sum(pass_hat_k(len(v), sum(v), k) for v in per_case.values()) / len(per_case)
+    return out

@@ -1,0 +1,290 @@
+"""The pipeline's stages as plain functions: each builds one table's partition rows.
+
+The Dagster assets (``eval_pipelines.defs.assets``) and the CLI call these; the
+tables in DuckDB are the interface between stages, so every stage can be
+re-run on its own and reads exactly what its upstream stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+from pydantic import TypeAdapter
+
+from eval_pipelines.engine import grade_outputs, run_model_phase
+from eval_pipelines.grading import Grade
+from eval_pipelines.metrics import TrialResult, suite_metrics
+from eval_pipelines.scoring import score_case
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loader import LoadedSkill, load_skill
+from eval_pipelines.spec.models import Suite
+from eval_pipelines.spec.package import find_packages, open_package
+from eval_pipelines.store.duckdb_store import Partition
+from eval_pipelines.targets.base import ModelOutput
+from eval_pipelines.targets.config import TargetConfig, load_targets_file
+
+_TARGETS = TypeAdapter(list[TargetConfig])
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """Where a project keeps its inputs and outputs (all overridable)."""
+
+    skills_dir: Path
+    datasets_dir: Path
+    db_path: str
+    work_dir: Path
+    targets_file: Path | None = None
+
+    @classmethod
+    def from_root(cls, root: Path, db_path: str | None = None) -> "ProjectPaths":
+        targets = root / "targets.yaml"
+        return cls(
+            skills_dir=root / "skills",
+            datasets_dir=root / "datasets",
+            db_path=db_path or str(root / ".data" / "eval_pipelines.duckdb"),
+            work_dir=root / ".data" / "packages",
+            targets_file=targets if targets.is_file() else None,
+        )
+
+    def project_targets(self) -> dict[str, TargetConfig]:
+        if self.targets_file is None:
+            return {}
+        return {t.name: t for t in load_targets_file(self.targets_file)}
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def find_package_source(paths: ProjectPaths, skill_version: str) -> Path:
+    """The folder or zip in the skills directory whose key is ``skill_version``."""
+    problems = []
+    for source in find_packages(paths.skills_dir):
+        try:
+            if open_package(source, paths.work_dir).key == skill_version:
+                return source
+        except SpecErrors as exc:
+            problems.append(str(exc))
+    hint = f"; packages that failed to open: {'; '.join(problems)}" if problems else ""
+    raise SpecErrors.single(paths.skills_dir, f"skill version {skill_version!r} not found{hint}")
+
+
+def discover_skill_versions(paths: ProjectPaths) -> tuple[dict[str, Path], list[str]]:
+    """Every valid skill version in the skills directory, and the problems of the rest."""
+    found: dict[str, Path] = {}
+    problems: list[str] = []
+    for source in find_packages(paths.skills_dir):
+        try:
+            package = open_package(source, paths.work_dir)
+        except SpecErrors as exc:
+            problems.append(str(exc))
+            continue
+        if package.key in found:
+            problems.append(f"{source}: duplicate skill version {package.key} (also {found[package.key]})")
+            continue
+        found[package.key] = source
+    return found, problems
+
+
+def load_partition_skill(paths: ProjectPaths, partition: Partition) -> LoadedSkill:
+    source = find_package_source(paths, partition.skill_version)
+    return load_skill(source, datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
+                      project_targets=paths.project_targets())
+
+
+def _base(partition: Partition, run_id: str | None, suite: str) -> dict[str, Any]:
+    return {
+        "eval_date": partition.eval_date,
+        "skill_version": partition.skill_version,
+        "skill": partition.skill,
+        "version": partition.version,
+        "run_id": run_id,
+        "suite": suite,
+    }
+
+
+# ---- stage 1: suite -------------------------------------------------------
+
+def suite_rows(loaded: LoadedSkill, partition: Partition, run_id: str | None) -> pd.DataFrame:
+    suite = loaded.suite
+    used = sorted({n for case in suite.tests for n in suite.targets_for(case)})
+    row = _base(partition, run_id, suite.name) | {
+        "format": suite.format,
+        "source_file": suite.source_file,
+        "profile": suite.profile,
+        "package_hash": loaded.package.content_hash,
+        "package_root": str(loaded.package.root),
+        "n_tests": len(suite.tests),
+        # Target settings hold environment variable *names*, never secrets.
+        "targets": _json([loaded.targets[n].model_dump() for n in used]),
+        "trials": suite.execution.trials.count,
+        "thresholds": _json(suite.thresholds),
+        "warnings": _json(loaded.warnings),
+        "spec": suite.model_dump_json(),
+        "loaded_at": _now(),
+    }
+    return pd.DataFrame([row])
+
+
+@dataclass(frozen=True)
+class StoredSuite:
+    suite: Suite
+    targets: dict[str, TargetConfig]
+    package_root: Path
+
+
+def stored_suite(suites: pd.DataFrame) -> StoredSuite:
+    if suites.empty:
+        raise LookupError("no suite stored for this partition; materialise eval_suite first")
+    row = suites.iloc[0]
+    targets = {t.name: t for t in _TARGETS.validate_json(row["targets"])}
+    return StoredSuite(Suite.model_validate_json(row["spec"]), targets, Path(row["package_root"]))
+
+
+# ---- stage 2: test cases ---------------------------------------------------
+
+def test_case_rows(suite: Suite, partition: Partition, run_id: str | None) -> pd.DataFrame:
+    rows = []
+    for case in suite.tests:
+        rows.append(_base(partition, run_id, suite.name) | {
+            "test_id": case.id,
+            "name": case.name,
+            "category": case.category,
+            "input": case.user_text,
+            "messages": _json([m.model_dump() for m in case.input]),
+            "expected": None if case.expected_output is None else _json(case.expected_output),
+            "criteria": case.criteria,
+            "assertions": _json([a.model_dump() for a in case.assertions]),
+            "tags": _json(case.tags),
+            "metadata": _json(case.metadata),
+            "source_file": case.source_file,
+            "source_line": case.source_line,
+        })
+    return pd.DataFrame(rows)
+
+
+# ---- stage 3: model outputs -----------------------------------------------
+
+def collect_model_outputs(stored: StoredSuite, env: Mapping[str, str | None] | None = None,
+                          concurrency: int | None = None) -> list[ModelOutput]:
+    import asyncio
+
+    return asyncio.run(run_model_phase(stored.suite, stored.targets, stored.package_root,
+                                       env if env is not None else os.environ,
+                                       concurrency=concurrency))
+
+
+def model_output_rows(suite: Suite, outputs: list[ModelOutput], partition: Partition,
+                      run_id: str | None) -> pd.DataFrame:
+    now = _now()
+    rows = [_base(partition, run_id, suite.name) | {
+        "test_id": o.test_id, "target": o.target, "trial": o.trial,
+        "output": o.output, "error": o.error, "latency_ms": o.latency_ms,
+        "prompt_tokens": o.prompt_tokens, "completion_tokens": o.completion_tokens,
+        "cost_usd": o.cost_usd, "cached": o.cached, "attempts": o.attempts,
+        "llm_calls": o.llm_calls, "tool_calls": o.tool_calls,
+        "trace": _json(o.trace), "created_at": now,
+    } for o in outputs]
+    return pd.DataFrame(rows)
+
+
+def outputs_from_rows(rows: pd.DataFrame) -> list[ModelOutput]:
+    def val(v: Any) -> Any:
+        return None if v is None or (isinstance(v, float) and pd.isna(v)) or v is pd.NA else v
+
+    out = []
+    for r in rows.to_dict("records"):
+        out.append(ModelOutput(
+            test_id=r["test_id"], target=r["target"], trial=int(r["trial"]),
+            output=val(r["output"]), error=val(r["error"]), latency_ms=val(r["latency_ms"]),
+            prompt_tokens=None if val(r["prompt_tokens"]) is None else int(r["prompt_tokens"]),
+            completion_tokens=None if val(r["completion_tokens"]) is None else int(r["completion_tokens"]),
+            cost_usd=val(r["cost_usd"]), cached=bool(r["cached"]), attempts=int(r["attempts"]),
+            llm_calls=int(r["llm_calls"]), tool_calls=int(r["tool_calls"]),
+            trace=json.loads(r["trace"]) if r["trace"] else [],
+        ))
+    return out
+
+
+# ---- stage 4: grades -------------------------------------------------------
+
+def grade_rows(stored: StoredSuite, outputs: list[ModelOutput], partition: Partition,
+               run_id: str | None) -> pd.DataFrame:
+    graded = grade_outputs(stored.suite, outputs, stored.package_root)
+    rows = []
+    for item in graded:
+        o = item.output
+        for g in item.grades:
+            rows.append(_base(partition, run_id, stored.suite.name) | {
+                "test_id": o.test_id, "target": o.target, "trial": o.trial,
+                "assertion_index": g.assertion_index, "assertion_type": g.assertion_type,
+                "assertion_name": g.assertion_name, "weight": g.weight,
+                "required": json.dumps(g.required), "score": g.score, "passed": g.passed,
+                "status": g.status, "reason": g.reason, "details": _json(g.details),
+            })
+    return pd.DataFrame(rows)
+
+
+# ---- stage 5: test results -------------------------------------------------
+
+def test_result_rows(suite: Suite, outputs: list[ModelOutput], grades: pd.DataFrame,
+                     partition: Partition, run_id: str | None) -> pd.DataFrame:
+    """Score every output from its stored grades (gates, weights, verdict)."""
+    by_output: dict[tuple[str, str, int], list[Grade]] = {}
+    for r in grades.to_dict("records"):
+        key = (r["test_id"], r["target"], int(r["trial"]))
+        by_output.setdefault(key, []).append(Grade(
+            assertion_index=int(r["assertion_index"]), assertion_type=r["assertion_type"],
+            assertion_name=r["assertion_name"], score=float(r["score"]), passed=bool(r["passed"]),
+            status=r["status"], reason=r["reason"], weight=float(r["weight"]),
+            required=json.loads(r["required"]), details={},
+        ))
+    categories = {c.id: c.category for c in suite.tests}
+    rows = []
+    for o in outputs:
+        key = (o.test_id, o.target, o.trial)
+        grades_for = sorted(by_output.get(key, []), key=lambda g: g.assertion_index)
+        output_error = o.error if o.error is not None else ("no output" if o.output is None else None)
+        result = score_case(grades_for, output_error)
+        rows.append(_base(partition, run_id, suite.name) | {
+            "test_id": o.test_id, "target": o.target, "trial": o.trial,
+            "category": categories.get(o.test_id), "score": result.score,
+            "verdict": result.verdict, "status": result.status, "reason": result.reason,
+        })
+    return pd.DataFrame(rows)
+
+
+# ---- stage 6: metrics ------------------------------------------------------
+
+def metric_rows(suite_name: str, results: pd.DataFrame, outputs: list[ModelOutput],
+                partition: Partition, run_id: str | None) -> pd.DataFrame:
+    measured = {(o.test_id, o.target, o.trial): o for o in outputs}
+    trials = []
+    for r in results.to_dict("records"):
+        o = measured.get((r["test_id"], r["target"], int(r["trial"])))
+        score = r["score"]
+        trials.append(TrialResult(
+            test_id=r["test_id"], target=r["target"], trial=int(r["trial"]), status=r["status"],
+            verdict=r["verdict"] if isinstance(r["verdict"], str) else None,
+            score=None if score is None or pd.isna(score) else float(score),
+            latency_ms=o.latency_ms if o else None, cost_usd=o.cost_usd if o else None,
+            prompt_tokens=o.prompt_tokens if o else None,
+            completion_tokens=o.completion_tokens if o else None,
+        ))
+    rows = []
+    for target, values in sorted(suite_metrics(trials).items()):
+        for metric, value in sorted(values.items()):
+            rows.append(_base(partition, run_id, suite_name) | {
+                "target": target, "metric": metric, "value": float(value)})
+    return pd.DataFrame(rows)

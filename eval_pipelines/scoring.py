@@ -1,0 +1,83 @@
+"""The scoring model of seed 001: required gates, weighted mean, verdict.
+
+1. Every required gate must reach its minimum (``true`` means the pass
+   threshold 0.8, a number is its own minimum); one failed gate makes the test
+   score 0 and the verdict fail.
+2. Otherwise the score is the weighted mean of the assertions' scores (outer
+   weights only; inner weights stay inside composite/rubric graders).
+3. Verdict: pass >= 0.8, borderline >= 0.6, fail below.
+
+Statuses stay apart from verdicts: a case whose output is an error, or whose
+grader errored, is ``error`` (score 0, verdict fail, never a pass); a case with
+nothing to evaluate is ``not_evaluated`` (no score, no verdict, counted in
+neither pass nor fail).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+from eval_pipelines.grading import Grade
+
+PASS_THRESHOLD = 0.8
+BORDERLINE_THRESHOLD = 0.6
+
+CaseStatus = Literal["graded", "not_evaluated", "error", "pending_human"]
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    score: float | None
+    verdict: Literal["pass", "borderline", "fail"] | None
+    status: CaseStatus
+    reason: str
+
+
+def verdict_for(score: float) -> Literal["pass", "borderline", "fail"]:
+    if score >= PASS_THRESHOLD:
+        return "pass"
+    if score >= BORDERLINE_THRESHOLD:
+        return "borderline"
+    return "fail"
+
+
+def score_case(grades: Sequence[Grade], output_error: str | None = None) -> CaseScore:
+    if output_error is not None:
+        return CaseScore(0.0, "fail", "error", f"no output: {output_error}")
+    if not grades:
+        return CaseScore(None, None, "not_evaluated", "no assertions or criteria to evaluate")
+    errored = [g for g in grades if g.status == "error"]
+    if errored:
+        return CaseScore(0.0, "fail", "error", f"{errored[0].assertion_name}: {errored[0].reason}")
+    if any(g.status == "pending_human" for g in grades):
+        return CaseScore(None, None, "pending_human", "waiting for human ratings")
+    scored = [g for g in grades if g.status == "graded"]
+    if not scored:
+        return CaseScore(None, None, "not_evaluated", "no assertion could be evaluated")
+    for grade in scored:
+        minimum = _gate_minimum(grade.required)
+        if minimum is not None and grade.score < minimum:
+            return CaseScore(
+                0.0,
+                "fail",
+                "graded",
+                f"required gate {grade.assertion_name} scored {grade.score:.2f} < {minimum:.2f}",
+            )
+    total_weight = sum(g.weight for g in scored)
+    if total_weight == 0:
+        score = sum(g.score for g in scored) / len(scored)
+    else:
+        score = sum(g.score * g.weight for g in scored) / total_weight
+    verdict = verdict_for(score)
+    failing = [g.assertion_name for g in scored if not g.passed]
+    reason = "all assertions passed" if not failing else f"failed: {', '.join(failing)}"
+    return CaseScore(score, verdict, "graded", reason)
+
+
+def _gate_minimum(required: bool | float) -> float | None:
+    if required is True:
+        return PASS_THRESHOLD
+    if required is False:
+        return None
+    return float(required)

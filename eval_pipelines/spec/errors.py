@@ -1,0 +1,67 @@
+"""Load errors that name the file, the line, the field path and what was expected.
+
+Every loader collects problems as :class:`SpecError` values and raises one
+:class:`SpecErrors` at the end, so a user sees all problems of a file at once
+instead of fixing them one traceback at a time.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """``("tests", 2, "assert", 0, "value")`` -> ``tests[2].assert[0].value``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(root)"
+
+
+def closest_key(key: str, known: Iterable[str]) -> str | None:
+    """The known key a misspelt one most likely meant, if any is close enough."""
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+@dataclass(frozen=True)
+class SpecError:
+    file: str
+    path: tuple[str | int, ...]
+    message: str
+    line: int | None = None
+    expected: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line else "")
+        text = f"{where}: {format_path(self.path)}: {self.message}"
+        if self.expected:
+            text += f" (expected {self.expected})"
+        return text
+
+
+@dataclass
+class SpecErrors(Exception):
+    """One or more problems found while loading suites, datasets or packages."""
+
+    errors: list[SpecError] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+    @classmethod
+    def single(
+        cls,
+        file: str | Path,
+        message: str,
+        path: Sequence[str | int] = (),
+        line: int | None = None,
+        expected: str | None = None,
+    ) -> "SpecErrors":
+        return cls([SpecError(str(file), tuple(path), message, line, expected)])

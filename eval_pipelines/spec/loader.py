@@ -1,0 +1,87 @@
+"""Load any supported suite file, or a whole skill package, into the internal model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.eval_yaml import load_eval_yaml
+from eval_pipelines.spec.models import Suite
+from eval_pipelines.spec.package import SkillPackage, find_suite_file, open_package
+from eval_pipelines.spec.paths import PathPolicy
+from eval_pipelines.spec.skill_tests import load_skill_tests
+from eval_pipelines.spec.source import Document, load_document
+from eval_pipelines.targets.config import TargetConfig, load_targets_file
+
+
+def detect_format(doc: Document) -> str:
+    data = doc.data
+    if doc.file.suffix.lower() == ".json" and (
+        isinstance(data, list) or (isinstance(data, dict) and ("testCases" in data or "version" in data))
+    ):
+        return "skill-tests"
+    if isinstance(data, dict) and "testCases" in data:
+        return "skill-tests"
+    return "eval-yaml"
+
+
+def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, list[str]]:
+    """Parse and validate one suite file; raises :class:`SpecErrors` listing every problem."""
+    policy = policy or PathPolicy()
+    if file.suffix.lower() == ".jsonl" or file.suffix.lower() == ".csv":
+        # Sidecar convention: a dataset run on its own, with an optional YAML beside it.
+        sidecar = next((file.with_suffix(s) for s in (".yaml", ".yml") if file.with_suffix(s).is_file()), None)
+        base: dict[str, object] = {}
+        if sidecar is not None:
+            side = load_document(sidecar)
+            base = dict(side.data) if isinstance(side.data, dict) else {}
+        base["tests"] = file.name
+        return load_eval_yaml(Document(sidecar or file, base, {}), policy)
+    doc = load_document(file)
+    if detect_format(doc) == "skill-tests":
+        return load_skill_tests(doc)
+    return load_eval_yaml(doc, policy)
+
+
+@dataclass
+class LoadedSkill:
+    package: SkillPackage
+    suite: Suite
+    targets: dict[str, TargetConfig]
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_skill(
+    source: Path,
+    *,
+    datasets_dir: Path | None,
+    extract_dir: Path,
+    project_targets: dict[str, TargetConfig] | None = None,
+) -> LoadedSkill:
+    """Open a package, load its suite, and resolve the targets it will run against."""
+    package = open_package(source, extract_dir)
+    suite_file = find_suite_file(package.root)
+    policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
+    suite, warnings = load_suite(suite_file, policy)
+    suite.system_prompt = package.body or None
+    if suite.version is None:
+        suite.version = package.version
+    targets = dict(project_targets or {})
+    for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
+        if candidate.is_file():
+            for config in load_targets_file(candidate):
+                targets[config.name] = config
+    if not suite.execution.targets:
+        own = [n for n in targets if n not in (project_targets or {})]
+        suite.execution.targets = own or (["default"] if "default" in targets else [])
+    missing = sorted({n for case in suite.tests for n in suite.targets_for(case)} - targets.keys())
+    if missing or not suite.execution.targets:
+        raise SpecErrors.single(
+            suite_file,
+            f"unknown target(s) {missing}" if missing else "no target to run against",
+            path=("execution", "targets"),
+            expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
+            else "a targets.yaml defining at least one target",
+        )
+    return LoadedSkill(package, suite, targets, warnings)

@@ -1,0 +1,128 @@
+"""The one internal model every suite format is loaded into.
+
+Graders, targets, storage and the Dagster layer only ever see these types; the
+format differences of the seeds stay inside the loaders.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Verdict = Literal["pass", "borderline", "fail"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Message(Model):
+    """One chat message; ``content`` is text (typed parts are flattened by loaders)."""
+
+    role: Literal["system", "user", "assistant", "tool"] = "user"
+    content: str
+
+
+class Assertion(Model):
+    """One entry of a test's effective ``assert`` list.
+
+    ``type`` is the canonical registry name (aliases such as ``exact_match`` or
+    ``llm-judge`` are resolved by the loader); ``config`` holds the type-specific
+    fields, already validated against the grader's own parameter model.
+    """
+
+    type: str
+    name: str | None = None
+    weight: float = Field(default=1.0, ge=0)
+    # True: gate at the pass threshold (0.8); a number: its own minimum score.
+    required: bool | float = False
+    negate: bool = False
+    config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("required")
+    @classmethod
+    def _required_in_range(cls, value: bool | float) -> bool | float:
+        if not isinstance(value, bool) and not 0 <= value <= 1:
+            raise ValueError("a numeric `required` must be within [0, 1]")
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.name or self.type
+
+    def gate_minimum(self) -> float | None:
+        """Minimum score this assertion must reach, or None when it is no gate."""
+        if self.required is True:
+            return 0.8
+        if self.required is False:
+            return None
+        return float(self.required)
+
+
+class Trials(Model):
+    count: int = Field(default=1, ge=1, le=1000)
+    strategy: Literal["pass_at_k", "mean", "confidence_interval", "all"] = "pass_at_k"
+    cost_limit_usd: float | None = None
+
+
+class Execution(Model):
+    targets: list[str] = Field(default_factory=list)
+    trials: Trials = Field(default_factory=Trials)
+    cache: bool = True
+
+
+class Settings(Model):
+    """Run settings shared by the formats (000 ``settings``, 003 ``config``)."""
+
+    timeout_ms: int = Field(default=30_000, gt=0)
+    max_concurrency: int | None = Field(default=None, ge=1)
+    fail_fast: bool = False
+    retry_count: int = Field(default=2, ge=0, le=20)
+
+
+class TestCase(Model):
+    __test__ = False  # not a pytest class
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    input: list[Message]
+    expected_output: Any = None
+    criteria: str | None = None
+    assertions: list[Assertion] = Field(default_factory=list)
+    targets: list[str] | None = None  # per-test override of the suite's targets
+    timeout_ms: int | None = None
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # Where the case came from, for error messages and the test_cases table.
+    source_file: str | None = None
+    source_line: int | None = None
+
+    @property
+    def user_text(self) -> str:
+        """The user messages joined: what command and replay targets receive."""
+        return "\n\n".join(m.content for m in self.input if m.role == "user")
+
+
+class Suite(Model):
+    name: str
+    description: str | None = None
+    version: str | None = None
+    author: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    license: str | None = None
+    requires: dict[str, str] = Field(default_factory=dict)
+    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes"]
+    source_file: str
+    profile: str | None = None
+    system_prompt: str | None = None
+    execution: Execution = Field(default_factory=Execution)
+    settings: Settings = Field(default_factory=Settings)
+    # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    tests: list[TestCase]
+
+    def targets_for(self, case: TestCase) -> list[str]:
+        return case.targets if case.targets is not None else self.execution.targets

@@ -1,0 +1,206 @@
+"""Skill packages: a folder or ``.zip`` with ``SKILL.md`` and an eval suite.
+
+A skill version is ``name@version`` (front matter ``version``, else ``h-`` and a
+short content hash). That key becomes a Dagster partition, so it is validated
+here: Dagster itself accepts keys with ``|`` or newlines, and ``|`` is the
+multi-partition delimiter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.source import read_text
+
+SKILL_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+SKILL_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
+SUITE_CANDIDATES = ("eval.yaml", "eval.yml", "eval/eval.yaml", "eval/eval.yml", "eval/tests.json", "tests.json")
+IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store"}
+
+MAX_ZIP_ENTRIES = 5_000
+MAX_ZIP_TOTAL_BYTES = 200 * 1024 * 1024
+MAX_ZIP_RATIO = 200
+
+
+def partition_key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be a skill-version partition key, or None when it can."""
+    name, sep, version = key.partition("@")
+    if not sep:
+        return f"{key!r} is not name@version"
+    if not SKILL_NAME.match(name):
+        return f"skill name {name!r} must be 1-64 lowercase letters, digits and inner hyphens"
+    if not SKILL_VERSION.match(version):
+        return f"version {version!r} must be 1-64 letters, digits, '.', '+', '_' or '-'"
+    return None
+
+
+@dataclass(frozen=True)
+class SkillPackage:
+    name: str
+    version: str
+    description: str
+    body: str
+    root: Path  # folder holding SKILL.md (extracted, for zips)
+    source: Path  # what the user dropped in: the folder or the zip
+    content_hash: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def find_packages(skills_dir: Path) -> list[Path]:
+    """Folders holding ``SKILL.md`` (outermost only) and ``.zip`` files, sorted."""
+    found: list[Path] = []
+    if not skills_dir.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(skills_dir):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_PARTS and not d.startswith("."))
+        here = Path(dirpath)
+        if "SKILL.md" in filenames:
+            found.append(here)
+            dirnames[:] = []  # a package's own folders are not packages
+            continue
+        found.extend(here / f for f in sorted(filenames) if f.lower().endswith(".zip"))
+    return sorted(found)
+
+
+def folder_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not (IGNORED_PARTS & set(path.relative_to(root).parts)):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def parse_front_matter(text: str, file: Path) -> tuple[dict[str, object], str]:
+    if not text.startswith("---"):
+        raise SpecErrors.single(file, "SKILL.md has no front matter", line=1,
+                                expected="a '---' block with name and description")
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise SpecErrors.single(file, "front matter is not closed", line=1, expected="a closing '---' line")
+    try:
+        meta = yaml.safe_load(text[3:end])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise SpecErrors.single(file, f"invalid front matter YAML: {getattr(exc, 'problem', exc)}",
+                                line=mark.line + 2 if mark else None) from None
+    if not isinstance(meta, dict):
+        raise SpecErrors.single(file, "front matter is not a mapping", line=2)
+    body = text[end + 4:].lstrip("\n")
+    return meta, body
+
+
+def safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a zip refusing path traversal, links, bombs and oversized archives."""
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SpecErrors.single(archive, f"not a readable zip archive: {exc}") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ZIP_ENTRIES:
+            raise SpecErrors.single(archive, f"{len(infos)} entries", expected=f"at most {MAX_ZIP_ENTRIES}")
+        total = 0
+        for info in infos:
+            name = PurePosixPath(info.filename)
+            if name.is_absolute() or ".." in name.parts or "\\" in info.filename or ":" in info.filename:
+                raise SpecErrors.single(archive, f"unsafe path in archive: {info.filename!r}",
+                                        expected="relative paths inside the package")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise SpecErrors.single(archive, f"symbolic link in archive: {info.filename!r}")
+            total += info.file_size
+            if info.compress_size and info.file_size / info.compress_size > MAX_ZIP_RATIO:
+                raise SpecErrors.single(archive, f"{info.filename!r} expands {info.file_size // max(info.compress_size, 1)}x",
+                                        expected=f"a compression ratio below {MAX_ZIP_RATIO} (zip bomb?)")
+        if total > MAX_ZIP_TOTAL_BYTES:
+            raise SpecErrors.single(archive, f"archive expands to {total} bytes",
+                                    expected=f"at most {MAX_ZIP_TOTAL_BYTES}")
+        tmp = dest.with_name(dest.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            written = 0
+            for info in infos:
+                target = tmp / info.filename
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    while chunk := src.read(1 << 16):
+                        written += len(chunk)
+                        if written > MAX_ZIP_TOTAL_BYTES:  # sizes in the header can lie
+                            raise SpecErrors.single(archive, "archive expands beyond its declared size")
+                        out.write(chunk)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise SpecErrors.single(archive, f"archive is damaged: {exc}") from None
+        except SpecErrors:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        shutil.rmtree(dest, ignore_errors=True)
+        tmp.rename(dest)
+
+
+def _package_root(extracted: Path, archive: Path) -> Path:
+    if (extracted / "SKILL.md").is_file():
+        return extracted
+    children = [c for c in extracted.iterdir() if c.is_dir() and (c / "SKILL.md").is_file()]
+    if len(children) == 1:
+        return children[0]
+    raise SpecErrors.single(archive, "no SKILL.md at the archive root or in its single top folder")
+
+
+def open_package(source: Path, extract_dir: Path) -> SkillPackage:
+    """Read a skill package (folder or zip); zips are extracted under ``extract_dir``."""
+    if source.is_file() and source.suffix.lower() == ".zip":
+        content_hash = hashlib.sha256(source.read_bytes()).hexdigest()
+        dest = extract_dir / content_hash[:16]
+        if not (dest / ".complete").exists():
+            safe_extract(source, dest)
+            (dest / ".complete").touch()
+        root = _package_root(dest, source)
+    elif source.is_dir():
+        root = source
+        content_hash = folder_hash(source)
+    else:
+        raise SpecErrors.single(source, "not a skill folder or .zip package")
+    skill_md = root / "SKILL.md"
+    if not skill_md.is_file():
+        raise SpecErrors.single(source, "SKILL.md not found", expected="SKILL.md at the package root")
+    meta, body = parse_front_matter(read_text(skill_md), skill_md)
+    name = meta.get("name")
+    if not isinstance(name, str) or not SKILL_NAME.match(name):
+        raise SpecErrors.single(skill_md, f"invalid skill name {name!r}", path=("name",), line=2,
+                                expected="1-64 lowercase letters, digits and inner hyphens")
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SpecErrors.single(skill_md, "required field is missing", path=("description",), line=2,
+                                expected="a non-empty string")
+    raw_version = meta.get("version")
+    version = str(raw_version) if raw_version is not None else f"h-{content_hash[:10]}"
+    if not SKILL_VERSION.match(version):
+        raise SpecErrors.single(skill_md, f"invalid version {version!r}", path=("version",),
+                                expected="letters, digits, '.', '+', '_' or '-' (e.g. 1.2.0)")
+    return SkillPackage(name, version, description.strip(), body, root, source, content_hash)
+
+
+def find_suite_file(root: Path) -> Path:
+    for candidate in SUITE_CANDIDATES:
+        if (root / candidate).is_file():
+            return root / candidate
+    raise SpecErrors.single(root, "no eval suite found",
+                            expected="one of " + ", ".join(SUITE_CANDIDATES))

@@ -1,0 +1,175 @@
+"""Read YAML/JSON documents and remember the line of every field.
+
+Pydantic reports a failing field by path; :class:`Document.line_of` turns that
+path into the line of the source file so errors can say ``eval.yaml:12``.
+Hostile inputs are bounded here: file size, nesting depth and the number of
+nodes an alias-heavy YAML may expand to.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from eval_pipelines.spec.errors import SpecErrors
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+PathKey = tuple[Any, ...]
+
+
+@dataclass
+class Document:
+    file: Path
+    data: Any
+    lines: dict[PathKey, int] = field(default_factory=dict)
+
+    def line_of(self, path: PathKey) -> int | None:
+        """Line of the deepest known prefix of ``path`` (1-based), if known."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+
+def read_text(file: Path) -> str:
+    """File contents as text, with a clear error for size and encoding problems."""
+    try:
+        size = file.stat().st_size
+    except OSError as exc:
+        raise SpecErrors.single(file, f"cannot read file: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES:
+        raise SpecErrors.single(
+            file, f"file is {size} bytes", expected=f"at most {MAX_FILE_BYTES} bytes"
+        )
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise SpecErrors.single(file, f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecErrors.single(
+            file, f"byte {exc.start} is not valid UTF-8", line=line, expected="UTF-8 text"
+        ) from None
+
+
+class _Walker:
+    """Turns a composed YAML node tree into Python values plus a line map."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.lines: dict[PathKey, int] = {}
+        self.nodes = 0
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def build(self, node: yaml.Node, path: PathKey, depth: int) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise SpecErrors.single(
+                self.file,
+                f"document expands to more than {MAX_NODES} nodes (YAML aliases?)",
+                path=path,
+                line=node.start_mark.line + 1,
+            )
+        if depth > MAX_DEPTH:
+            raise SpecErrors.single(
+                self.file,
+                f"nesting deeper than {MAX_DEPTH} levels",
+                path=path,
+                line=node.start_mark.line + 1,
+            )
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            self.constructor.flatten_mapping(node)  # resolves `<<` merge keys
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.constructor.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    raise SpecErrors.single(
+                        self.file,
+                        "mapping keys must be plain scalars",
+                        path=path,
+                        line=key_node.start_mark.line + 1,
+                    )
+                key = str(key) if not isinstance(key, str) else key
+                if key in out:
+                    raise SpecErrors.single(
+                        self.file,
+                        f"duplicate key {key!r}",
+                        path=path + (key,),
+                        line=key_node.start_mark.line + 1,
+                    )
+                out[key] = self.build(value_node, path + (key,), depth + 1)
+                self.lines[path + (key,)] = key_node.start_mark.line + 1
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        return self.constructor.construct_object(node, deep=True)
+
+
+def parse_yaml(text: str, file: Path) -> Document:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise SpecErrors.single(
+            file, f"invalid YAML: {exc.problem or exc.context}", line=line
+        ) from None
+    except yaml.YAMLError as exc:
+        raise SpecErrors.single(file, f"invalid YAML: {exc}") from None
+    if node is None:
+        return Document(file, None)
+    walker = _Walker(file)
+    try:
+        data = walker.build(node, (), 0)
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        raise SpecErrors.single(
+            file, f"invalid YAML value: {exc.problem}", line=mark.line + 1 if mark else None
+        ) from None
+    return Document(file, data, walker.lines)
+
+
+def parse_json(text: str, file: Path) -> Document:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecErrors.single(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    except RecursionError:
+        raise SpecErrors.single(file, f"nesting deeper than {MAX_DEPTH} levels") from None
+    # JSON is (almost always) YAML: reuse the YAML composer for line numbers only.
+    try:
+        lines = parse_yaml(text, file).lines
+    except SpecErrors:
+        lines = {}
+    _check_depth(data, file)
+    return Document(file, data, lines)
+
+
+def _check_depth(value: Any, file: Path, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise SpecErrors.single(file, f"nesting deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_depth(item, file, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_depth(item, file, depth + 1)
+
+
+def load_document(file: Path) -> Document:
+    """Parse a ``.yaml``/``.yml``/``.json`` file into a :class:`Document`."""
+    text = read_text(file)
+    if file.suffix.lower() == ".json":
+        return parse_json(text, file)
+    return parse_yaml(text, file)

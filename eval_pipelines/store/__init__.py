@@ -1,0 +1,1 @@
+"""DuckDB storage: the schema, atomic partition writes, and reads."""

@@ -1,0 +1,118 @@
+-- eval-pipelines results schema. Every table is keyed by the partition it was
+-- written for: (eval_date, skill_version). docs/schema.md documents each column.
+CREATE TABLE IF NOT EXISTS suites (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    format         VARCHAR NOT NULL,
+    source_file    VARCHAR NOT NULL,
+    profile        VARCHAR,
+    package_hash   VARCHAR NOT NULL,
+    package_root   VARCHAR NOT NULL,
+    n_tests        INTEGER NOT NULL,
+    targets        JSON NOT NULL,
+    trials         INTEGER NOT NULL,
+    thresholds     JSON NOT NULL,
+    warnings       JSON NOT NULL,
+    spec           JSON NOT NULL,
+    loaded_at      TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS test_cases (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    test_id        VARCHAR NOT NULL,
+    name           VARCHAR,
+    category       VARCHAR,
+    input          VARCHAR NOT NULL,
+    messages       JSON NOT NULL,
+    expected       JSON,
+    criteria       VARCHAR,
+    assertions     JSON NOT NULL,
+    tags           JSON NOT NULL,
+    metadata       JSON NOT NULL,
+    source_file    VARCHAR,
+    source_line    INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS model_outputs (
+    eval_date         VARCHAR NOT NULL,
+    skill_version     VARCHAR NOT NULL,
+    skill             VARCHAR NOT NULL,
+    version           VARCHAR NOT NULL,
+    run_id            VARCHAR,
+    suite             VARCHAR NOT NULL,
+    test_id           VARCHAR NOT NULL,
+    target            VARCHAR NOT NULL,
+    trial             INTEGER NOT NULL,
+    output            VARCHAR,
+    error             VARCHAR,
+    latency_ms        DOUBLE,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    cost_usd          DOUBLE,
+    cached            BOOLEAN NOT NULL,
+    attempts          INTEGER NOT NULL,
+    llm_calls         INTEGER NOT NULL,
+    tool_calls        INTEGER NOT NULL,
+    trace             JSON NOT NULL,
+    created_at        TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS grades (
+    eval_date        VARCHAR NOT NULL,
+    skill_version    VARCHAR NOT NULL,
+    skill            VARCHAR NOT NULL,
+    version          VARCHAR NOT NULL,
+    run_id           VARCHAR,
+    suite            VARCHAR NOT NULL,
+    test_id          VARCHAR NOT NULL,
+    target           VARCHAR NOT NULL,
+    trial            INTEGER NOT NULL,
+    assertion_index  INTEGER NOT NULL,
+    assertion_type   VARCHAR NOT NULL,
+    assertion_name   VARCHAR NOT NULL,
+    weight           DOUBLE NOT NULL,
+    required         VARCHAR NOT NULL,
+    score            DOUBLE NOT NULL,
+    passed           BOOLEAN NOT NULL,
+    status           VARCHAR NOT NULL,
+    reason           VARCHAR NOT NULL,
+    details          JSON NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS test_results (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    test_id        VARCHAR NOT NULL,
+    target         VARCHAR NOT NULL,
+    trial          INTEGER NOT NULL,
+    category       VARCHAR,
+    score          DOUBLE,
+    verdict        VARCHAR,
+    status         VARCHAR NOT NULL,
+    reason         VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS metrics (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    target         VARCHAR NOT NULL,
+    metric         VARCHAR NOT NULL,
+    value          DOUBLE NOT NULL
+);

@@ -1,0 +1,1 @@
+"""Targets: where outputs come from (OpenAI-compatible APIs, replays, commands)."""

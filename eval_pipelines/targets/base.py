@@ -1,0 +1,50 @@
+"""The request a target receives and the output it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from eval_pipelines.spec.models import Message
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    test_id: str
+    trial: int
+    system_prompt: str | None
+    messages: list[Message]
+    timeout_s: float
+
+    @property
+    def user_text(self) -> str:
+        return "\n\n".join(m.content for m in self.messages if m.role == "user")
+
+
+@dataclass
+class ModelOutput:
+    """One attempt at one case on one target: an output or an error, never neither."""
+
+    test_id: str
+    target: str
+    trial: int
+    output: str | None
+    error: str | None = None
+    latency_ms: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    attempts: int = 1
+    llm_calls: int = 0
+    tool_calls: int = 0
+    trace: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Target(Protocol):
+    name: str
+    concurrency: int
+
+    async def generate(self, request: TargetRequest) -> ModelOutput: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,23 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+# Make ``tests.support`` importable however pytest was started.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.support.fake_openai import FakeOpenAIServer  # noqa: E402
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    """A started local OpenAI-compatible server (see tests/support/fake_openai.py)."""
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        yield server
