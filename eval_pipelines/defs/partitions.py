@@ -23,8 +23,5 @@ def partition_key_for(skill_version: str, on: date) -> dg.MultiPartitionKey:
 
 
 def partition_of(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> Partition:
-    key = context.partition_key
-    if not isinstance(key, dg.MultiPartitionKey):
-        key = dg.MultiPartitionKey.from_str(key) if hasattr(dg.MultiPartitionKey, "from_str") else key
-    dims = key.keys_by_dimension
+    dims = eval_partitions.get_partition_key_from_str(str(context.partition_key)).keys_by_dimension
     return Partition(eval_date=dims["date"], skill_version=dims["skill_version"])

@@ -2,8 +2,8 @@
 
 In one tick the sensor adds the new versions as dynamic partitions and
 requests a run for each (design notes: both in one ``SensorResult``). The
-cursor holds the versions already requested, so a version is never requested
-twice; packages that fail to open are logged with the reason and skipped.
+cursor holds the versions already requested (and versions registered by other
+means count as known), so a version is never requested twice; packages that fail to open are logged with the reason and skipped.
 """
 
 
@@ -23,11 +23,13 @@ from eval_pipelines.spec.package import partition_key_problem
            default_status=dg.DefaultSensorStatus.RUNNING,
            description="Starts an evaluation run for every new skill version in the skills folder.")
 def new_skill_versions(context: dg.SensorEvaluationContext, project: EvalProject, store: EvalStore) -> dg.SensorResult:
-    known = set(json.loads(context.cursor)) if context.cursor else set()
+    # Known: requested by an earlier tick (cursor) or registered by someone else
+    # (the demo, a manual add in the UI), who is then responsible for its run.
+    registered = set(context.instance.get_dynamic_partitions(skill_versions.name))
+    known = (set(json.loads(context.cursor)) if context.cursor else set()) | registered
     found, problems = discover_skill_versions(project.paths(store.db_path))
     for problem in problems:
         context.log.warning(f"skipped package: {problem}")
-    registered = set(context.instance.get_dynamic_partitions(skill_versions.name))
     new_keys = []
     for key in sorted(found):
         if key in known:
@@ -46,9 +48,8 @@ def new_skill_versions(context: dg.SensorEvaluationContext, project: EvalProject
         )
         for key in new_keys
     ]
-    to_add = [k for k in new_keys if k not in registered]
     return dg.SensorResult(
         run_requests=requests,
-        dynamic_partitions_requests=[skill_versions.build_add_request(to_add)] if to_add else [],
+        dynamic_partitions_requests=[skill_versions.build_add_request(new_keys)] if new_keys else [],
         cursor=json.dumps(sorted(known | set(new_keys))),
     )

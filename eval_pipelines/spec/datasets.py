@@ -104,7 +104,7 @@ def _read_csv(file: Path) -> Document:
             rows.append(test)
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise SpecErrors.single(file, f"broken CSV: {exc}", line=reader.line_num) from None
+        raise SpecErrors.single(file, f"broken CSV: {exc}", line=reader.reader.line_num) from None
     return Document(file, rows, lines)
 
 

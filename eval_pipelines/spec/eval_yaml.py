@@ -159,7 +159,7 @@ def _metadata(ctx: _Ctx, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
             ctx.error(doc, (key,), "required when any metadata field is present", "a non-empty string")
     name = raw.get("name")
     if name is not None:
-        if not isinstance(name, str) or not NAME_PATTERN.match(name) or len(name) > 64:
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or len(name) > 64:
             ctx.error(doc, ("name",), f"invalid name {name!r}",
                       "1-64 characters of lowercase letters, digits and hyphens")
         else:
@@ -172,7 +172,9 @@ def _metadata(ctx: _Ctx, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
             out["description"] = description
     for key in ("version", "author", "license"):
         if key in raw:
-            if isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
+            if isinstance(raw[key], float):
+                ctx.error(doc, (key,), f"{raw[key]!r} was read as a number", 'a quoted string, e.g. "1.10"')
+            elif isinstance(raw[key], (str, int, float)) and not isinstance(raw[key], bool):
                 out[key] = str(raw[key])
             else:
                 ctx.error(doc, (key,), f"got {type(raw[key]).__name__}", "a string")
@@ -366,11 +368,12 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     else:
         _collect_tests(ctx, doc, ("tests",), raw["tests"], defaults, (doc.file.resolve(),), tests)
     seen: dict[str, int] = {}
-    for test in tests:
+    for position, test in enumerate(tests):
         if test.id in seen:
-            ctx.errors.append(SpecError(test.source_file or str(doc.file), ("tests", "id"),
-                                        f"duplicate test id {test.id!r}", test.source_line))
-        seen[test.id] = 1
+            ctx.errors.append(SpecError(test.source_file or str(doc.file), ("tests", position, "id"),
+                                        f"duplicate test id {test.id!r} (first used by test {seen[test.id]})",
+                                        test.source_line))
+        seen.setdefault(test.id, position)
     if "tests" in raw and not tests and not ctx.errors:
         ctx.error(doc, ("tests",), "suite has no tests", "at least one test")
     if ctx.errors:

@@ -17,6 +17,8 @@ from eval_pipelines.targets.config import TargetConfig, load_targets_file
 
 def detect_format(doc: Document) -> str:
     data = doc.data
+    if doc.file.name == "tests.json":
+        return "skill-tests"
     if doc.file.suffix.lower() == ".json" and (
         isinstance(data, list) or (isinstance(data, dict) and ("testCases" in data or "version" in data))
     ):

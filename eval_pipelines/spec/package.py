@@ -14,6 +14,7 @@ import re
 import shutil
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -37,9 +38,9 @@ def partition_key_problem(key: str) -> str | None:
     name, sep, version = key.partition("@")
     if not sep:
         return f"{key!r} is not name@version"
-    if not SKILL_NAME.match(name):
+    if not SKILL_NAME.fullmatch(name):
         return f"skill name {name!r} must be 1-64 lowercase letters, digits and inner hyphens"
-    if not SKILL_VERSION.match(version):
+    if not SKILL_VERSION.fullmatch(version):
         return f"version {version!r} must be 1-64 letters, digits, '.', '+', '_' or '-'"
     return None
 
@@ -145,7 +146,7 @@ def safe_extract(archive: Path, dest: Path) -> None:
                         if written > MAX_ZIP_TOTAL_BYTES:  # sizes in the header can lie
                             raise SpecErrors.single(archive, "archive expands beyond its declared size")
                         out.write(chunk)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise SpecErrors.single(archive, f"archive is damaged: {exc}") from None
         except SpecErrors:
@@ -183,7 +184,7 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
         raise SpecErrors.single(source, "SKILL.md not found", expected="SKILL.md at the package root")
     meta, body = parse_front_matter(read_text(skill_md), skill_md)
     name = meta.get("name")
-    if not isinstance(name, str) or not SKILL_NAME.match(name):
+    if not isinstance(name, str) or not SKILL_NAME.fullmatch(name):
         raise SpecErrors.single(skill_md, f"invalid skill name {name!r}", path=("name",), line=2,
                                 expected="1-64 lowercase letters, digits and inner hyphens")
     description = meta.get("description")
@@ -191,8 +192,12 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
         raise SpecErrors.single(skill_md, "required field is missing", path=("description",), line=2,
                                 expected="a non-empty string")
     raw_version = meta.get("version")
+    if isinstance(raw_version, float):
+        # YAML reads `version: 1.10` as the number 1.1; refuse instead of guessing.
+        raise SpecErrors.single(skill_md, f"version {raw_version!r} was read as a number",
+                                path=("version",), expected='a quoted string, e.g. version: "1.10"')
     version = str(raw_version) if raw_version is not None else f"h-{content_hash[:10]}"
-    if not SKILL_VERSION.match(version):
+    if not SKILL_VERSION.fullmatch(version):
         raise SpecErrors.single(skill_md, f"invalid version {version!r}", path=("version",),
                                 expected="letters, digits, '.', '+', '_' or '-' (e.g. 1.2.0)")
     return SkillPackage(name, version, description.strip(), body, root, source, content_hash)

@@ -212,6 +212,9 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
     warnings: list[str] = []
     if v1:
         tests = data["tests"] if isinstance(data, dict) else data
+        if not isinstance(tests, list) or not tests:
+            raise SpecErrors.single(doc.file, "no tests", path=("tests",) if isinstance(data, dict) else (),
+                                    line=1, expected="a non-empty list of v1 tests")
         for i, test in enumerate(tests):
             if isinstance(test, dict):
                 loader.unknown((i,), test, V1_KEYS)
