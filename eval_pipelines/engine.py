@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from eval_pipelines.graders.base import GradeInput, Measurements
-from eval_pipelines.grading import Grade, grade_output
+from eval_pipelines.grading import Grade, agrade_output
 from eval_pipelines.scoring import CaseScore, score_case
 from eval_pipelines.spec.models import Suite, TestCase
 from eval_pipelines.targets.base import ModelOutput, Target, TargetRequest
@@ -26,6 +26,9 @@ from eval_pipelines.targets.config import (
 )
 from eval_pipelines.targets.openai_compat import OpenAITarget, resolve_connection
 from eval_pipelines.targets.replay import ReplayTarget
+
+if TYPE_CHECKING:
+    from eval_pipelines.judge import Judge
 
 
 def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None]) -> Target:
@@ -97,14 +100,23 @@ class GradedOutput:
     result: CaseScore
 
 
-def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None) -> list[GradedOutput]:
+JUDGE_CONCURRENCY = 8
+
+
+async def agrade_outputs(
+    suite: Suite,
+    outputs: list[ModelOutput],
+    suite_dir: Path | None = None,
+    judge: "Judge | None" = None,
+) -> list[GradedOutput]:
+    """Grade every output; model-graded and executed assertions run concurrently, bounded."""
     cases = {case.id: case for case in suite.tests}
-    graded: list[GradedOutput] = []
-    for output in outputs:
+    limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
+
+    async def one(output: ModelOutput) -> GradedOutput:
         case = cases[output.test_id]
         if output.error is not None or output.output is None:
-            graded.append(GradedOutput(output, [], score_case([], output.error or "no output")))
-            continue
+            return GradedOutput(output, [], score_case([], output.error or "no output"))
         inp = GradeInput(
             case=case,
             output=output.output,
@@ -118,10 +130,19 @@ def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | No
             ),
             trace=output.trace,
             suite_dir=suite_dir,
+            judge=judge,
         )
-        grades = [grade_output(a, inp, i) for i, a in enumerate(case.assertions)]
-        graded.append(GradedOutput(output, grades, score_case(grades)))
-    return graded
+        async with limit:
+            grades = [await agrade_output(a, inp, i) for i, a in enumerate(case.assertions)]
+        return GradedOutput(output, grades, score_case(grades))
+
+    return list(await asyncio.gather(*(one(o) for o in outputs)))
+
+
+def grade_outputs(
+    suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None, judge: "Judge | None" = None
+) -> list[GradedOutput]:
+    return asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge))
 
 
 async def run_model_phase(

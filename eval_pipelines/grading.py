@@ -6,6 +6,7 @@ A grader that raises never takes the run down: the exception becomes an
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,15 +29,24 @@ class Grade:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def grade_output(assertion: Assertion, inp: GradeInput, index: int = 0) -> Grade:
+async def agrade_output(assertion: Assertion, inp: GradeInput, index: int = 0) -> Grade:
     grader = get_grader(assertion.type)
     try:
         if grader is None:  # the loader rejects unknown types; keep runs safe anyway
             raise KeyError(f"unknown assertion type {assertion.type!r}")
         params = grader.Params.model_validate(assertion.config)
-        outcome = grader.grade(params, inp)
+        outcome = await grader.agrade(params, inp)
     except Exception as exc:  # noqa: BLE001 - any grader failure is recorded, not raised
         outcome = Outcome(0.0, f"grader failed: {type(exc).__name__}: {exc}", status="error")
+    return _grade_from(assertion, outcome, index)
+
+
+def grade_output(assertion: Assertion, inp: GradeInput, index: int = 0) -> Grade:
+    """Synchronous wrapper for callers outside an event loop (tests, scripts)."""
+    return asyncio.run(agrade_output(assertion, inp, index))
+
+
+def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     score = min(1.0, max(0.0, float(outcome.score)))
     reason = outcome.reason
     if assertion.negate and outcome.status == "graded":

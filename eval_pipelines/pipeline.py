@@ -17,8 +17,9 @@ from typing import Any, Mapping
 import pandas as pd
 from pydantic import TypeAdapter
 
-from eval_pipelines.engine import grade_outputs, run_model_phase
+from eval_pipelines.engine import GradedOutput, agrade_outputs, run_model_phase
 from eval_pipelines.grading import Grade
+from eval_pipelines.judge import OpenAIJudge
 from eval_pipelines.metrics import TrialResult, suite_metrics
 from eval_pipelines.scoring import score_case
 from eval_pipelines.spec.errors import SpecErrors
@@ -27,7 +28,8 @@ from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import find_packages, open_package
 from eval_pipelines.store.duckdb_store import Partition
 from eval_pipelines.targets.base import ModelOutput
-from eval_pipelines.targets.config import TargetConfig, load_targets_file
+from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
+from eval_pipelines.targets.openai_compat import resolve_connection
 
 _TARGETS = TypeAdapter(list[TargetConfig])
 
@@ -118,7 +120,7 @@ def _base(partition: Partition, run_id: str | None, suite: str) -> dict[str, Any
 
 def suite_rows(loaded: LoadedSkill, partition: Partition, run_id: str | None) -> pd.DataFrame:
     suite = loaded.suite
-    used = sorted({n for case in suite.tests for n in suite.targets_for(case)})
+    used = sorted({n for case in suite.tests for n in suite.targets_for(case)} | ({suite.judge} - {None}))
     row = _base(partition, run_id, suite.name) | {
         "format": suite.format,
         "source_file": suite.source_file,
@@ -219,9 +221,37 @@ def outputs_from_rows(rows: pd.DataFrame) -> list[ModelOutput]:
 
 # ---- stage 4: grades -------------------------------------------------------
 
+def judge_env_names(stored: StoredSuite) -> list[str]:
+    """Environment variables the judge target needs (names only)."""
+    config = stored.targets.get(stored.suite.judge or "")
+    if not isinstance(config, OpenAITargetConfig):
+        return []
+    return [config.api_key_env, config.base_url_env]
+
+
+def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
+                         env: Mapping[str, str | None] | None = None) -> list[GradedOutput]:
+    """Grade with the suite's judge (created only when the suite names one)."""
+    import asyncio
+
+    async def run() -> list[GradedOutput]:
+        config = stored.targets.get(stored.suite.judge or "")
+        judge = None
+        if isinstance(config, OpenAITargetConfig):
+            api_key, base_url = resolve_connection(config, env if env is not None else os.environ)
+            judge = OpenAIJudge(config, api_key=api_key, base_url=base_url)
+        try:
+            return await agrade_outputs(stored.suite, outputs, stored.package_root, judge)
+        finally:
+            if judge is not None:
+                await judge.aclose()
+
+    return asyncio.run(run())
+
+
 def grade_rows(stored: StoredSuite, outputs: list[ModelOutput], partition: Partition,
-               run_id: str | None) -> pd.DataFrame:
-    graded = grade_outputs(stored.suite, outputs, stored.package_root)
+               run_id: str | None, env: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    graded = grade_stored_outputs(stored, outputs, env)
     rows = []
     for item in graded:
         o = item.output

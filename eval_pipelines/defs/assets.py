@@ -108,12 +108,15 @@ def model_outputs(context: dg.AssetExecutionContext, store: EvalStore, models: M
     return dg.MaterializeResult(metadata=meta)
 
 
-@dg.asset(**_COMMON, deps=[model_outputs], pool="duckdb", kinds={"duckdb"},
+@dg.asset(**_COMMON, deps=[model_outputs], kinds={"python", "duckdb"},
           description="One grade per output x assertion, with score, status and readable details.")
-def grades(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+def grades(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
-    rows = pipeline.grade_rows(stored, _outputs(store, partition), partition, context.run_id)
+    outputs = _outputs(store, partition)
+    # Judge calls and sandboxed scripts run with no DuckDB connection open.
+    env = models.environment(pipeline.judge_env_names(stored))
+    rows = pipeline.grade_rows(stored, outputs, partition, context.run_id, env)
     return dg.MaterializeResult(metadata=_write(store, "grades", partition, rows))
 
 

@@ -2,18 +2,22 @@
 
 A grader is a small object with a parameter model (validated when the suite is
 loaded, so a bad regex or schema is reported before any model is called) and a
-``grade`` function that turns one output into a :class:`Outcome`.
+``grade`` function that turns one output into a :class:`Outcome`. Graders that
+wait on a judge model or a subprocess implement ``agrade`` instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from eval_pipelines.spec.models import TestCase
+
+if TYPE_CHECKING:
+    from eval_pipelines.judge import Judge
 
 GradeStatus = Literal["graded", "error", "not_evaluated", "pending_human"]
 
@@ -43,6 +47,14 @@ class GradeInput:
     measurements: Measurements = field(default_factory=Measurements)
     trace: list[dict[str, Any]] = field(default_factory=list)
     suite_dir: Path | None = None
+    # The model that grades model-graded assertions (None: none configured).
+    judge: "Judge | None" = None
+    # Files the target produced (agent runs), for agent_judge and code judges.
+    workspace: Path | None = None
+    # The stored baseline output of the same case, for regression comparisons.
+    baseline_output: str | None = None
+    # Ratings people gave this output ({"rater", "rating", "comment"}), for `human`.
+    human_ratings: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,3 +81,7 @@ class Grader(Generic[P]):
 
     def grade(self, params: P, inp: GradeInput) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    async def agrade(self, params: P, inp: GradeInput) -> Outcome:
+        """Graders that call a model or a subprocess override this; the rest are sync."""
+        return self.grade(params, inp)

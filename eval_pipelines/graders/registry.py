@@ -1,33 +1,54 @@
 """Every assertion type, under every name the seeds use for it.
 
-Adding a type: write one module with a ``Grader`` subclass and list it in
-``_GRADERS``. Names are matched case-insensitively with ``-`` read as ``_``,
-so ``llm-judge`` and ``llm_judge`` are the same type.
+Adding a type: write one module in this package with a ``Grader`` subclass
+that sets ``type``, ``aliases`` and ``Params``. The registry imports every
+module of the package once and registers each such class; a name claimed by
+two graders is an error at import time, not a silent override. Names are
+matched case-insensitively with ``-`` read as ``_``, so ``llm-judge`` and
+``llm_judge`` are the same type.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from typing import Any
 
 from pydantic import ValidationError
 
+import eval_pipelines.graders as _package
 from eval_pipelines.graders.base import Grader, Params
-from eval_pipelines.graders.contains import Contains
-from eval_pipelines.graders.equals import Equals
-from eval_pipelines.graders.is_json import IsJson
-from eval_pipelines.graders.json_schema import JsonSchema
-from eval_pipelines.graders.regex import Regex
 
-_GRADERS: list[Grader[Any]] = [Equals(), Contains(), Regex(), IsJson(), JsonSchema()]
+_HELPERS = {"base", "registry", "text"}
 
-_BY_NAME: dict[str, Grader[Any]] = {}
-for _grader in _GRADERS:
-    for _name in (_grader.type, *_grader.aliases):
-        _BY_NAME[_name] = _grader
+
+def _discover() -> dict[str, Grader[Any]]:
+    by_name: dict[str, Grader[Any]] = {}
+    for module_info in sorted(pkgutil.iter_modules(_package.__path__), key=lambda m: m.name):
+        if module_info.name in _HELPERS or module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{_package.__name__}.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not issubclass(cls, Grader) or cls is Grader or cls.__module__ != module.__name__:
+                continue
+            if not isinstance(cls.__dict__.get("type"), str):
+                continue  # an abstract helper base
+            grader = cls()
+            for name in (grader.type, *grader.aliases):
+                key = _key(name)
+                if key in by_name:
+                    raise RuntimeError(f"assertion name {name!r} is claimed by "
+                                       f"{type(by_name[key]).__name__} and {cls.__name__}")
+                by_name[key] = grader
+    return by_name
 
 
 def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_")
+
+
+_BY_NAME: dict[str, Grader[Any]] = _discover()
 
 
 def known_types() -> list[str]:

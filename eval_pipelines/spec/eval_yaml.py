@@ -28,7 +28,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset",
+    "evaluator", "dataset", "judge",
 }
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
@@ -391,6 +391,7 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         execution=execution,
         settings=settings,
         thresholds={k: float(v) for k, v in thresholds.items()},
+        judge=raw.get("judge") if isinstance(raw.get("judge"), str) else None,
         tests=tests,
     )
     return suite, ctx.warnings

@@ -12,7 +12,7 @@ from eval_pipelines.spec.package import SkillPackage, find_suite_file, open_pack
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
-from eval_pipelines.targets.config import TargetConfig, load_targets_file
+from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
 
 
 def detect_format(doc: Document) -> str:
@@ -77,6 +77,11 @@ def load_skill(
     if not suite.execution.targets:
         own = [n for n in targets if n not in (project_targets or {})]
         suite.execution.targets = own or (["default"] if "default" in targets else [])
+    if suite.judge is None:
+        suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
+    elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
+        raise SpecErrors.single(suite_file, f"judge {suite.judge!r} is not an OpenAI-compatible target",
+                                path=("judge",), expected="the name of a `type: openai` target")
     missing = sorted({n for case in suite.tests for n in suite.targets_for(case)} - targets.keys())
     if missing or not suite.execution.targets:
         raise SpecErrors.single(

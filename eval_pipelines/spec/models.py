@@ -120,6 +120,9 @@ class Suite(Model):
     system_prompt: str | None = None
     execution: Execution = Field(default_factory=Execution)
     settings: Settings = Field(default_factory=Settings)
+    # Target that grades model-graded assertions: suite `judge:`, else a target
+    # named `judge`, else `default` (resolved when the skill is loaded).
+    judge: str | None = None
     # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
     thresholds: dict[str, float] = Field(default_factory=dict)
     tests: list[TestCase]

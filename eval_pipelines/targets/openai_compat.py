@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import openai
@@ -64,6 +65,14 @@ def describe_error(exc: Exception, secret: str | None = None) -> str:
     return text[:2000]
 
 
+@dataclass(frozen=True)
+class ChatResult:
+    completion: ChatCompletion | None
+    error: str | None
+    attempts: int
+    latency_ms: float
+
+
 class OpenAITarget:
     def __init__(
         self,
@@ -97,19 +106,14 @@ class OpenAITarget:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    def _body(self, request: TargetRequest) -> dict[str, Any]:
+    def _messages(self, request: TargetRequest) -> list[dict[str, str]]:
         messages: list[dict[str, str]] = []
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
         messages.extend({"role": m.role, "content": m.content} for m in request.messages)
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages}
-        if self.config.temperature is not None:
-            body["temperature"] = self.config.temperature
-        if self.config.max_tokens is not None:
-            body["max_tokens"] = self.config.max_tokens
-        return body
+        return messages
 
-    def _cost(self, usage: Any) -> float | None:
+    def cost(self, usage: Any) -> float | None:
         if usage is None:
             return None
         return (
@@ -117,8 +121,20 @@ class OpenAITarget:
             + (usage.completion_tokens or 0) * self.config.price_output_per_million
         ) / 1_000_000
 
-    async def generate(self, request: TargetRequest) -> ModelOutput:
-        body = self._body(request)
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        timeout_s: float,
+        extra: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """One chat completion with our retry policy; never raises for API failures."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        if self.config.temperature is not None:
+            body["temperature"] = self.config.temperature
+        if self.config.max_tokens is not None:
+            body["max_tokens"] = self.config.max_tokens
+        body.update(extra or {})
         started = time.perf_counter()
         last_error = "no attempt made"
         attempts = 0
@@ -126,28 +142,13 @@ class OpenAITarget:
             attempts = attempt + 1
             await self._respect_rate_limit()
             try:
-                completion = await self._client.chat.completions.create(
-                    **body, timeout=request.timeout_s
-                )
+                completion = await self._client.chat.completions.create(**body, timeout=timeout_s)
                 if not isinstance(completion, ChatCompletion):
                     # A 200 with a non-JSON body comes back from the SDK as plain text.
                     raise ValueError(f"response is not a chat completion: {str(completion)[:200]!r}")
                 if not completion.choices:
                     raise ValueError("response has no choices")
-                message = completion.choices[0].message
-                usage = completion.usage
-                return ModelOutput(
-                    test_id=request.test_id,
-                    target=self.name,
-                    trial=request.trial,
-                    output=message.content or "",
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    prompt_tokens=usage.prompt_tokens if usage else None,
-                    completion_tokens=usage.completion_tokens if usage else None,
-                    cost_usd=self._cost(usage),
-                    attempts=attempts,
-                    llm_calls=attempts,
-                )
+                return ChatResult(completion, None, attempts, (time.perf_counter() - started) * 1000)
             except Exception as exc:  # noqa: BLE001 - every failure ends as a row
                 last_error = describe_error(exc, self._api_key)
                 if not _is_retryable(exc) or attempt == self.config.max_retries:
@@ -156,16 +157,44 @@ class OpenAITarget:
                 if delay is None:
                     delay = random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
                 await asyncio.sleep(min(delay, BACKOFF_CAP_S))
+        return ChatResult(None, f"{last_error} (after {attempts} attempt(s))", attempts,
+                          (time.perf_counter() - started) * 1000)
+
+    async def generate(self, request: TargetRequest) -> ModelOutput:
+        result = await self.chat(self._messages(request), timeout_s=request.timeout_s)
+        if result.completion is None:
+            return ModelOutput(
+                test_id=request.test_id, target=self.name, trial=request.trial, output=None,
+                error=result.error, latency_ms=result.latency_ms,
+                attempts=result.attempts, llm_calls=result.attempts,
+            )
+        usage = result.completion.usage
         return ModelOutput(
             test_id=request.test_id,
             target=self.name,
             trial=request.trial,
-            output=None,
-            error=f"{last_error} (after {attempts} attempt(s))",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            attempts=attempts,
-            llm_calls=attempts,
+            output=result.completion.choices[0].message.content or "",
+            latency_ms=result.latency_ms,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            cost_usd=self.cost(usage),
+            attempts=result.attempts,
+            llm_calls=result.attempts,
         )
+
+    async def embed(self, texts: list[str], model: str, *, timeout_s: float) -> list[list[float]]:
+        """Embeddings from the same server; raises ``RuntimeError`` after retries."""
+        last: Exception | None = None
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                response = await self._client.embeddings.create(model=model, input=texts, timeout=timeout_s)
+                return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
+            except Exception as exc:  # noqa: BLE001
+                last = exc
+                if not _is_retryable(exc) or attempt == self.config.max_retries:
+                    break
+                await asyncio.sleep(_retry_after_s(exc) or random.uniform(0, BACKOFF_BASE_S * 2**attempt))
+        raise RuntimeError(f"embeddings failed: {describe_error(last, self._api_key) if last else 'no attempt'}")
 
     async def aclose(self) -> None:
         await self._client.close()
