@@ -35,6 +35,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for raw in args.paths:
         path = Path(raw)
         try:
+            if not path.exists():
+                raise SpecErrors.single(path, "no such file or folder")
             if path.is_dir() or path.suffix.lower() == ".zip":
                 loaded = load_skill(path, datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
                                     project_targets=paths.project_targets())
@@ -45,8 +47,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
             elif path.suffix.lower() in DATASET_SUFFIXES:
                 suite, warnings = load_suite(path)
                 detail = f"{suite.format}: {len(suite.tests)} tests"
-            elif not path.exists():
-                raise SpecErrors.single(path, "no such file or folder")
             else:
                 raise SpecErrors.single(path, f"unsupported file type {path.suffix!r}",
                                         expected="a skill folder, .zip, .yaml, .json, .jsonl or .csv")
@@ -112,6 +112,7 @@ def _print_summary(db_path: str, keys: Sequence[str], eval_date: str) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
+    db_arg = str(Path(args.db).resolve()) if args.db and not args.db.startswith("md:") else args.db
     # Dagster reads dagster.yaml from DAGSTER_HOME: the project folder holds it.
     os.environ.setdefault("DAGSTER_HOME", str(root))
     os.chdir(root)
@@ -122,10 +123,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from eval_pipelines.pipeline import discover_skill_versions
     from eval_pipelines.spec.package import partition_key_problem
 
-    db_path = args.db or default_db_path(str(root))
+    db_path = db_arg or default_db_path(str(root))
     paths = _paths(root, db_path)
     found, problems = discover_skill_versions(paths)
-    for problem in problems:
+    for problem in problems.values():
         print(f"skipped: {problem}")
     keys = [k for k in sorted(found) if not partition_key_problem(k)]
     if not keys:
@@ -209,30 +210,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failures else EXIT_OK
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    from eval_pipelines.spec.schema_export import eval_suite_schema
+
+    print(json.dumps(eval_suite_schema(), indent=2))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="eval-pipelines", description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=os.environ.get("EVAL_PIPELINES_HOME", "."),
-                        help="project folder (skills/, datasets/, targets.yaml)")
+    root_help = "project folder (skills/, datasets/, targets.yaml); default: $EVAL_PIPELINES_HOME or ."
+    parser.add_argument("--root", default=None, help=root_help)
+    # Accept --root after the subcommand too (`eval-pipelines demo --root X`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", default=argparse.SUPPRESS, help=root_help)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("validate", help="check suite files, datasets and skill packages")
+    p = sub.add_parser("validate", parents=[common], help="check suite files, datasets and skill packages")
     p.add_argument("paths", nargs="+")
     p.add_argument("--as-suite", action="store_true", help="treat .jsonl/.csv as a sidecar suite")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("run", help="run one skill package without Dagster (same engine and tables)")
+    p = sub.add_parser("run", parents=[common], help="run one skill package without Dagster (same engine and tables)")
     p.add_argument("skill", help="skill folder or .zip")
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("demo", help="register the bundled skills and evaluate each through Dagster")
+    p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("convert", help="convert a v1 tests.json to the v2 format")
+    p = sub.add_parser("schema", parents=[common], help="print the JSON Schema of the eval suite YAML format")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("convert", parents=[common], help="convert a v1 tests.json to the v2 format")
     p.add_argument("source")
     p.add_argument("--out", help="output path (default: eval/tests.json beside the source)")
     p.set_defaults(func=cmd_convert)
@@ -241,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.root = args.root or os.environ.get("EVAL_PIPELINES_HOME", ".")
     try:
         return args.func(args)
     except SpecErrors as exc:

@@ -82,18 +82,18 @@ def find_package_source(paths: ProjectPaths, skill_version: str) -> Path:
     raise SpecErrors.single(paths.skills_dir, f"skill version {skill_version!r} not found{hint}")
 
 
-def discover_skill_versions(paths: ProjectPaths) -> tuple[dict[str, Path], list[str]]:
-    """Every valid skill version in the skills directory, and the problems of the rest."""
+def discover_skill_versions(paths: ProjectPaths) -> tuple[dict[str, Path], dict[Path, str]]:
+    """Every valid skill version in the skills directory, and why the others were refused."""
     found: dict[str, Path] = {}
-    problems: list[str] = []
+    problems: dict[Path, str] = {}
     for source in find_packages(paths.skills_dir):
         try:
             package = open_package(source, paths.work_dir)
         except SpecErrors as exc:
-            problems.append(str(exc))
+            problems[source] = str(exc)
             continue
         if package.key in found:
-            problems.append(f"{source}: duplicate skill version {package.key} (also {found[package.key]})")
+            problems[source] = f"{source}: duplicate skill version {package.key} (also {found[package.key]})"
             continue
         found[package.key] = source
     return found, problems
@@ -139,6 +139,10 @@ def suite_rows(loaded: LoadedSkill, partition: Partition, run_id: str | None) ->
     return pd.DataFrame([row])
 
 
+class MissingUpstream(LookupError):
+    """A stage ran before the stage it reads from stored its rows."""
+
+
 @dataclass(frozen=True)
 class StoredSuite:
     suite: Suite
@@ -148,7 +152,7 @@ class StoredSuite:
 
 def stored_suite(suites: pd.DataFrame) -> StoredSuite:
     if suites.empty:
-        raise LookupError("no suite stored for this partition; materialise eval_suite first")
+        raise MissingUpstream("no suite stored for this partition; materialise eval_suite first")
     row = suites.iloc[0]
     targets = {t.name: t for t in _TARGETS.validate_json(row["targets"])}
     return StoredSuite(Suite.model_validate_json(row["spec"]), targets, Path(row["package_root"]))

@@ -259,9 +259,10 @@ def test_openai_target_outputs_come_from_the_server(tmp_path: Path, instance: dg
     # One request per case, through the real client, with the skill's prompt and the key from the env.
     assert fake_openai.request_count == 4
     assert {r["model"] for r in fake_openai.requests} == {"fake"}
-    for body in fake_openai.requests:
-        assert body["messages"][0] == {"role": "system",
-                                       "content": "Answer the question in as few words as possible.\n"}
+    for body in fake_openai.requests:  # SKILL.md's body is the system prompt
+        assert body["messages"][0]["role"] == "system"
+        assert body["messages"][0]["content"].strip() == "Answer the question in as few words as possible."
+        assert body["messages"][-1]["role"] == "user" and body["messages"][-1]["content"] in ANSWERS
     assert {h["authorization"] for h in fake_openai.headers} == {f"Bearer {SECRET}"}
 
     outputs = dict(sql(db, "SELECT test_id, output FROM model_outputs WHERE error IS NULL"))

@@ -128,7 +128,7 @@ def test_first_tick_requests_every_version_and_registers_it(instance: dg.Dagster
         assert request.run_key == f"new-version:{version}"
         assert request.tags["eval/trigger"] == "new_skill_version"
         assert request.tags["eval/skill_version"] == version
-    assert json.loads(result.cursor) == ["calculator@1.0.0", "support-triage@1.0.0"]
+    assert json.loads(result.cursor) == {"requested": ["calculator@1.0.0", "support-triage@1.0.0"], "refused": {}}
 
 
 def test_second_tick_with_the_cursor_requests_nothing(instance: dg.DagsterInstance, root: Path) -> None:
@@ -148,7 +148,7 @@ def test_a_new_version_folder_is_the_only_one_requested(instance: dg.DagsterInst
     third = tick(instance, root, first.cursor)
     assert sorted(requested(third)) == ["calculator@1.2.0"]
     assert added(third) == ["calculator@1.2.0"]
-    assert "calculator@1.2.0" in json.loads(third.cursor)
+    assert "calculator@1.2.0" in json.loads(third.cursor)["requested"]
 
 
 def test_the_cursor_alone_prevents_repeats(instance: dg.DagsterInstance, root: Path) -> None:
@@ -167,12 +167,13 @@ def test_zip_slip_package_is_skipped(instance: dg.DagsterInstance, root: Path) -
     first = tick(instance, root)
     assert "evil@1.0.0" not in requested(first)
     assert "evil@1.0.0" not in added(first)
-    assert "evil@1.0.0" not in json.loads(first.cursor)
+    assert "evil@1.0.0" not in json.loads(first.cursor)["requested"]
     assert sorted(requested(first)) == ["calculator@1.0.0", "support-triage@1.0.0"]  # the rest still run
     # Nothing was extracted, inside or outside the work folder.
     assert not list(root.parent.rglob("escaped.txt"))
     assert evil.exists()
-    # The next tick skips it again (it is not remembered as requested).
+    # The refusal is remembered (so it is logged once), and the next tick skips it again.
+    assert str(evil) in json.loads(first.cursor)["refused"]
     assert "evil@1.0.0" not in requested(tick(instance, root, first.cursor))
 
 
@@ -213,7 +214,7 @@ def schedule_context(instance: dg.DagsterInstance, **kwargs: object) -> dg.Sched
 
 def test_nightly_requests_the_latest_version_of_each_skill(persistent: dg.DagsterInstance) -> None:
     persistent.add_dynamic_partitions(skill_versions.name,
-                                    ["calculator@1.0.0", "calculator@1.1.0", "support-triage@1.0.0"])
+                                      ["calculator@1.0.0", "calculator@1.1.0", "support-triage@1.0.0"])
     requests = nightly_regression(schedule_context(persistent))
     assert isinstance(requests, list)
     by_version = {r.partition_key.keys_by_dimension["skill_version"]: r for r in requests}
@@ -226,7 +227,7 @@ def test_nightly_requests_the_latest_version_of_each_skill(persistent: dg.Dagste
 
 def test_nightly_orders_versions_semantically(persistent: dg.DagsterInstance) -> None:
     persistent.add_dynamic_partitions(skill_versions.name,
-                                    ["calculator@1.9.0", "calculator@1.10.0", "calculator@1.10.0-rc1"])
+                                      ["calculator@1.9.0", "calculator@1.10.0", "calculator@1.10.0-rc1"])
     (request,) = nightly_regression(schedule_context(persistent))
     assert request.partition_key.keys_by_dimension["skill_version"] == "calculator@1.10.0"
 
@@ -239,7 +240,7 @@ def test_nightly_skips_when_nothing_is_registered(persistent: dg.DagsterInstance
 
 def test_nightly_requests_resolve_against_the_job(persistent: dg.DagsterInstance, tmp_path: Path) -> None:
     persistent.add_dynamic_partitions(skill_versions.name,
-                                    ["calculator@1.0.0", "calculator@1.1.0", "support-triage@1.0.0"])
+                                      ["calculator@1.0.0", "calculator@1.1.0", "support-triage@1.0.0"])
     defs = build_definitions(str(tmp_path), str(tmp_path / "results.duckdb"))
     schedule = defs.resolve_schedule_def("nightly_regression")
     data = schedule.evaluate_tick(schedule_context(persistent, repository_def=defs.get_repository_def()))

@@ -35,7 +35,7 @@ def _readable(action: Callable[[], T]) -> T:
             metadata={"problems": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in exc.errors))},
             allow_retries=False,
         ) from None
-    except LookupError as exc:
+    except pipeline.MissingUpstream as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
 
 
@@ -70,7 +70,7 @@ def eval_suite(context: dg.AssetExecutionContext, project: EvalProject, store: E
     loaded = _readable(lambda: pipeline.load_partition_skill(project.paths(store.db_path), partition))
     for warning in loaded.warnings:
         context.log.warning(warning)
-    meta = _write(store, "suites", partition, pipeline.suite_rows(loaded, partition, context.run_id))
+    meta = _write(store, "suites", partition, pipeline.suite_rows(loaded, partition, context.run.run_id))
     meta |= {
         "suite": dg.MetadataValue.text(loaded.suite.name),
         "format": dg.MetadataValue.text(loaded.suite.format),
@@ -86,7 +86,7 @@ def eval_suite(context: dg.AssetExecutionContext, project: EvalProject, store: E
 def test_cases(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
-    rows = pipeline.test_case_rows(stored.suite, partition, context.run_id)
+    rows = pipeline.test_case_rows(stored.suite, partition, context.run.run_id)
     return dg.MaterializeResult(metadata=_write(store, "test_cases", partition, rows))
 
 
@@ -99,7 +99,7 @@ def model_outputs(context: dg.AssetExecutionContext, store: EvalStore, models: M
                         for n in (t.api_key_env, t.base_url_env)})
     # The model phase holds no DuckDB connection: other runs can write meanwhile.
     outputs = pipeline.collect_model_outputs(stored, models.environment(env_names))
-    rows = pipeline.model_output_rows(stored.suite, outputs, partition, context.run_id)
+    rows = pipeline.model_output_rows(stored.suite, outputs, partition, context.run.run_id)
     errors = sum(o.error is not None for o in outputs)
     if errors:
         context.log.warning(f"{errors} of {len(outputs)} model calls ended as error rows")
@@ -116,7 +116,7 @@ def grades(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAcc
     outputs = _outputs(store, partition)
     # Judge calls and sandboxed scripts run with no DuckDB connection open.
     env = models.environment(pipeline.judge_env_names(stored))
-    rows = pipeline.grade_rows(stored, outputs, partition, context.run_id, env)
+    rows = pipeline.grade_rows(stored, outputs, partition, context.run.run_id, env)
     return dg.MaterializeResult(metadata=_write(store, "grades", partition, rows))
 
 
@@ -128,7 +128,7 @@ def test_results(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Mate
     with store.connect() as con:
         grade_frame = read_partition(con, "grades", partition)
     rows = pipeline.test_result_rows(stored.suite, _outputs(store, partition), grade_frame,
-                                     partition, context.run_id)
+                                     partition, context.run.run_id)
     meta = _write(store, "test_results", partition, rows)
     if not rows.empty:
         meta["verdicts"] = dg.MetadataValue.json(
@@ -144,7 +144,7 @@ def metrics(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Materiali
     with store.connect() as con:
         results = read_partition(con, "test_results", partition)
     rows = pipeline.metric_rows(stored.suite.name, results, _outputs(store, partition),
-                                partition, context.run_id)
+                                partition, context.run.run_id)
     meta = _write(store, "metrics", partition, rows)
     overall = {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == "*"}
     table = "| metric | value |\n|---|---|\n" + "\n".join(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dagster as dg
 
 from eval_pipelines.defs.assets import GROUP
-from eval_pipelines.defs.partitions import eval_partitions
 
 # In-process: a run's six steps share one process (about 3 s instead of 9 s of
 # per-step start-up, design notes) and run one after another, so a run never
@@ -13,7 +12,6 @@ from eval_pipelines.defs.partitions import eval_partitions
 evaluate_skill_version = dg.define_asset_job(
     name="evaluate_skill_version",
     selection=dg.AssetSelection.groups(GROUP),
-    partitions_def=eval_partitions,
     executor_def=dg.in_process_executor,
     description="Load, run, grade and score one skill version for one evaluation date.",
 )

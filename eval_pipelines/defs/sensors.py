@@ -9,6 +9,7 @@ means count as known), so a version is never requested twice; packages that fail
 
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import dagster as dg
 
@@ -23,13 +24,18 @@ from eval_pipelines.spec.package import partition_key_problem
            default_status=dg.DefaultSensorStatus.RUNNING,
            description="Starts an evaluation run for every new skill version in the skills folder.")
 def new_skill_versions(context: dg.SensorEvaluationContext, project: EvalProject, store: EvalStore) -> dg.SensorResult:
+    state = _load_cursor(context.cursor)
     # Known: requested by an earlier tick (cursor) or registered by someone else
     # (the demo, a manual add in the UI), who is then responsible for its run.
     registered = set(context.instance.get_dynamic_partitions(skill_versions.name))
-    known = (set(json.loads(context.cursor)) if context.cursor else set()) | registered
+    known = set(state["requested"]) | registered
     found, problems = discover_skill_versions(project.paths(store.db_path))
-    for problem in problems:
-        context.log.warning(f"skipped package: {problem}")
+    refused = {}
+    for source, problem in problems.items():
+        fingerprint = _fingerprint(source)
+        refused[str(source)] = fingerprint
+        if state["refused"].get(str(source)) != fingerprint:  # log each refusal once
+            context.log.warning(f"skipped package: {problem}")
     new_keys = []
     for key in sorted(found):
         if key in known:
@@ -51,5 +57,20 @@ def new_skill_versions(context: dg.SensorEvaluationContext, project: EvalProject
     return dg.SensorResult(
         run_requests=requests,
         dynamic_partitions_requests=[skill_versions.build_add_request(new_keys)] if new_keys else [],
-        cursor=json.dumps(sorted(known | set(new_keys))),
+        cursor=json.dumps({"requested": sorted(known | set(new_keys)), "refused": refused}),
     )
+
+
+def _load_cursor(cursor: str | None) -> dict:
+    data = json.loads(cursor) if cursor else {}
+    if isinstance(data, list):  # cursors written before refusals were remembered
+        data = {"requested": data}
+    return {"requested": data.get("requested", []), "refused": data.get("refused", {})}
+
+
+def _fingerprint(source: Path) -> str:
+    try:
+        stat = source.stat()
+    except OSError:
+        return "missing"
+    return f"{stat.st_mtime_ns}:{stat.st_size}"

@@ -24,7 +24,8 @@ class FieldSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(min_length=1)
-    expected: Any = _NO_VALUE
+    # Absent (not merely null): read from expected_output at the same path.
+    expected: Any = None
     match: Literal["exact", "numeric", "numeric_tolerance", "case_insensitive", "contains"] = "exact"
     tolerance: float = Field(default=0.0, ge=0)
     relative: bool = False
@@ -96,7 +97,7 @@ class FieldAccuracy(Grader[FieldAccuracyParams]):
         total_weight = weighted = 0.0
         gate_failed = []
         for spec in params.fields:
-            expected = spec.expected if spec.expected is not _NO_VALUE else (
+            expected = spec.expected if "expected" in spec.model_fields_set else (
                 get_path(reference, spec.path) if reference is not None else _NO_VALUE)
             if expected is _NO_VALUE or is_missing(expected):
                 return Outcome(0.0, f"no expected value for field {spec.path!r} "

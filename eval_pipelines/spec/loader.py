@@ -7,9 +7,11 @@ from pathlib import Path
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.eval_yaml import load_eval_yaml
+from eval_pipelines.spec.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, find_suite_file, open_package
 from eval_pipelines.spec.paths import PathPolicy
+from eval_pipelines.spec.prompt_modes import is_prompt_modes, load_prompt_modes
 from eval_pipelines.spec.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
 from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
@@ -19,12 +21,14 @@ def detect_format(doc: Document) -> str:
     data = doc.data
     if doc.file.name == "tests.json":
         return "skill-tests"
-    if doc.file.suffix.lower() == ".json" and (
-        isinstance(data, list) or (isinstance(data, dict) and ("testCases" in data or "version" in data))
-    ):
-        return "skill-tests"
+    if is_prompt_modes(data):
+        return "prompt-modes"
+    if is_harness(data):
+        return "harness"
     if isinstance(data, dict) and "testCases" in data:
         return "skill-tests"
+    if doc.file.suffix.lower() == ".json" and (isinstance(data, list) or "tests" not in (data or {})):
+        return "skill-tests"  # a v1 list of tests, or a v2 file missing its testCases
     return "eval-yaml"
 
 
@@ -41,8 +45,13 @@ def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, lis
         base["tests"] = file.name
         return load_eval_yaml(Document(sidecar or file, base, {}), policy)
     doc = load_document(file)
-    if detect_format(doc) == "skill-tests":
+    kind = detect_format(doc)
+    if kind == "skill-tests":
         return load_skill_tests(doc)
+    if kind == "prompt-modes":
+        return load_prompt_modes(doc)
+    if kind == "harness":
+        return load_harness(doc, policy)
     return load_eval_yaml(doc, policy)
 
 
@@ -66,7 +75,8 @@ def load_skill(
     suite_file = find_suite_file(package.root)
     policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
     suite, warnings = load_suite(suite_file, policy)
-    suite.system_prompt = package.body or None
+    if suite.system_prompt is None:  # a prompt-mode suite brings its own
+        suite.system_prompt = package.body or None
     if suite.version is None:
         suite.version = package.version
     targets = dict(project_targets or {})

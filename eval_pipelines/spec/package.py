@@ -25,7 +25,12 @@ from eval_pipelines.spec.source import read_text
 
 SKILL_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 SKILL_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
-SUITE_CANDIDATES = ("eval.yaml", "eval.yml", "eval/eval.yaml", "eval/eval.yml", "eval/tests.json", "tests.json")
+SUITE_CANDIDATES = (
+    "eval.yaml", "eval.yml", "eval/eval.yaml", "eval/eval.yml",  # seed 001
+    "eval/tests.json", "tests.json",  # seed 000 (v2, v1)
+    "evals/eval-suite.yaml", "eval-suite.yaml", "eval/eval-suite.yaml",  # seed 003
+    "prompt.json", "prompt.yaml", "eval/prompt.json",  # seed 002
+)
 IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store"}
 
 MAX_ZIP_ENTRIES = 5_000
