@@ -153,13 +153,36 @@ def test_profile_default_strategy(tmp_path: Path, profile: str, expected: dict[s
     assert [a.type for a in suite.tests[0].assertions] == types
 
 
-def test_profile_default_strategy_not_available_is_an_error(tmp_path: Path) -> None:
+def test_creative_profile_defaults_to_the_seed_rubric(tmp_path: Path) -> None:
     f = write_json(tmp_path / "s" / "tests.json",
                    v2({"id": "c1", "name": "n", "input": {"prompt": "p"}, "expected": {"output": "x"}},
                       profile="creative"))
-    errors = load_errors(f)
-    err = next(e for e in errors if e.path == ("testCases", 0, "evaluation", "strategy"))
-    assert "'llm_judge' is not available" in err.message
+    suite, _ = load_suite(f)
+    (judge,) = suite.tests[0].assertions
+    assert judge.type == "llm_judge"
+    rubric = judge.config["rubric"]
+    assert [(c["name"], c["weight"]) for c in rubric["criteria"]] == [
+        ("completeness", 0.30), ("coherence", 0.25), ("professionalism", 0.25), ("accuracy", 0.20)]
+    assert rubric["passingThreshold"] == 0.7
+
+
+@pytest.mark.parametrize("profile, expected, types", [
+    ("flexible", {"output": "a summary", "semanticThreshold": 0.75}, ["semantic_sim"]),
+    ("enterprise", {"output": "x", "customScript": "check.py"}, ["equals", "code_judge"]),
+])
+def test_flexible_and_enterprise_profiles(tmp_path: Path, profile: str, expected: dict, types: list) -> None:
+    f = write_json(tmp_path / "s" / "tests.json",
+                   v2({"id": "c1", "name": "n", "input": {"prompt": "p"}, "expected": expected}, profile=profile))
+    suite, _ = load_suite(f)
+    assert [a.type for a in suite.tests[0].assertions] == types
+    if profile == "flexible":
+        assert suite.tests[0].assertions[0].config["threshold"] == 0.75
+
+
+def test_custom_strategy_needs_a_script(tmp_path: Path) -> None:
+    errors = load_errors(write_json(tmp_path / "s" / "tests.json", v2(
+        {"id": "c1", "name": "n", "input": {"prompt": "p"}, "expected": {}, "evaluation": {"strategy": "custom"}})))
+    assert any(e.path == ("testCases", 0, "expected", "customScript") for e in errors)
 
 
 def test_hybrid_weights_apply_to_assertions(tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ from pydantic import ValidationError
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.datasets import read_test_rows
 from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
-from eval_pipelines.spec.models import Assertion, Execution, Message, Settings, Suite, TestCase, Trials
+from eval_pipelines.spec.models import (
+    Assertion, Execution, Message, Settings, Suite, TestCase, Trials, Workspace,
+)
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
@@ -233,6 +235,10 @@ def _parse_test(
     skip_defaults = bool(raw.get("skip_defaults", execution.get("skip_defaults", False)))
     if not skip_defaults:
         assertions = assertions + defaults.assertions
+    criteria_text = raw.get("criteria", raw.get("expected_outcome"))
+    if not assertions and isinstance(criteria_text, str) and criteria_text.strip():
+        # Seed 001 / AgentV: a test with only `criteria` is judged on them.
+        assertions = [Assertion(type="llm_judge", name="criteria")]
     targets = _targets(ctx, doc, path + ("execution",), execution)
     if targets is None and "target" in raw:
         targets = _targets(ctx, doc, path, {"target": raw["target"]})
@@ -361,6 +367,12 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             settings = Settings.model_validate(raw["settings"])
         except ValidationError as exc:
             ctx.errors.extend(pydantic_errors(doc, ("settings",), exc, list(Settings.model_fields)))
+    workspace = None
+    if "workspace" in raw:
+        try:
+            workspace = Workspace.model_validate(raw["workspace"])
+        except ValidationError as exc:
+            ctx.errors.extend(pydantic_errors(doc, ("workspace",), exc, list(Workspace.model_fields)))
     tests: list[TestCase] = []
     if "tests" not in raw:
         ctx.error(doc, ("tests",), "required field is missing",
@@ -392,6 +404,7 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         settings=settings,
         thresholds={k: float(v) for k, v in thresholds.items()},
         judge=raw.get("judge") if isinstance(raw.get("judge"), str) else None,
+        workspace=workspace,
         tests=tests,
     )
     return suite, ctx.warnings

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval_pipelines.spec.assertions import parse_assertion
+from pydantic import ValidationError
+
+from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
-from eval_pipelines.spec.models import Assertion, Message, Settings, Suite, TestCase
+from eval_pipelines.spec.models import Assertion, Message, Reporting, Settings, Suite, TestCase
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document, load_document, read_text
 
@@ -224,7 +226,18 @@ class _Loader:
                 assertions.append(parsed)
         metadata = dict(raw.get("metadata") or {})
         timeout_s = metadata.get("timeout_seconds", inherited_timeout_s)
+        eval_type = eval_type or ("regression" if comparison else "capability")
         category = raw.get("category") or meta.get("category") or eval_type
+        if raw.get("baseline_version") is not None:
+            metadata["baseline_version"] = str(raw["baseline_version"])
+        if isinstance(baseline_raw, dict):
+            extra = {k: v for k, v in baseline_raw.items() if k not in ("output", "response")}
+            if extra:
+                metadata["baseline"] = extra
+        if current.get("execution") is not None:
+            metadata["execution"] = current["execution"]
+        if isinstance(raw.get("input"), dict) and raw["input"].get("type"):
+            metadata["input_type"] = raw["input"]["type"]
         weight = metadata.get("weight", meta.get("weight"))
         if isinstance(weight, (int, float)) and not isinstance(weight, bool):
             for assertion in assertions:
@@ -241,7 +254,7 @@ class _Loader:
             category=category,
             tags=list(metadata.get("tags") or meta.get("tags") or []),
             metadata={**{k: v for k, v in meta.items() if k not in ("tags",)}, **metadata,
-                      "eval_type": eval_type or ("regression" if comparison else "capability"),
+                      "eval_type": eval_type,
                       "grader": grader.get("type", "code")},
             source_file=str(doc.file),
             source_line=doc.line_of(path),
@@ -321,6 +334,7 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     description = None
     version = None
     thresholds: dict[str, float] = {}
+    reporting: Reporting | None = None
     if isinstance(data, dict) and "eval_suite" in data:
         suite_raw = data["eval_suite"]
         if not isinstance(suite_raw, dict):
@@ -330,13 +344,19 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
         description = suite_raw.get("description")
         version = None if suite_raw.get("version") is None else str(suite_raw["version"])
         config = suite_raw.get("config") or {}
+        suite_settings: dict[str, Any] = {}
         if isinstance(config, dict):
             if config.get("max_workers"):
-                ctx.settings["max_concurrency"] = int(config["max_workers"])
+                suite_settings["max_concurrency"] = int(config["max_workers"])
             if "retry_count" in config:
-                ctx.settings["retry_count"] = int(config["retry_count"])
+                suite_settings["retry_count"] = int(config["retry_count"])
             if config.get("retry_failed") is False:
-                ctx.settings["retry_count"] = 0
+                suite_settings["retry_count"] = 0
+        if isinstance(suite_raw.get("reporting"), dict):
+            try:
+                reporting = Reporting.model_validate(suite_raw["reporting"])
+            except ValidationError as exc:
+                ctx.errors.extend(pydantic_errors(doc, ("eval_suite", "reporting"), exc))
         thresholds = _suite_thresholds(ctx, doc, suite_raw, 1)
         evals = suite_raw.get("evals")
         if not isinstance(evals, list) or not evals:
@@ -348,6 +368,7 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
                 _follow_ref(ctx, loader, doc, path, entry["$ref"], (doc.file.resolve(),))
             else:
                 loader.add_case(doc, path, entry, None, {}, None)
+        ctx.settings.update(suite_settings)  # the suite's config wins over its eval files
     else:
         loader.load_eval_file(doc)
         if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
@@ -365,7 +386,8 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
         raise SpecErrors(ctx.errors)
     settings = Settings(**ctx.settings)
     suite = Suite(name=name, description=description, version=version, format="harness",
-                  source_file=str(doc.file), settings=settings, thresholds=thresholds, tests=loader.tests)
+                  source_file=str(doc.file), settings=settings, thresholds=thresholds, reporting=reporting,
+                  tests=loader.tests)
     return suite, ctx.warnings
 
 

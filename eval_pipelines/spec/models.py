@@ -81,6 +81,33 @@ class Settings(Model):
     retry_count: int = Field(default=2, ge=0, le=20)
 
 
+class WorkspaceScript(Model):
+    """A setup or teardown step: a command (string or argv) with a timeout, and
+    environment variables for the run (seed 000 ``setup.environment``)."""
+
+    script: str | list[str] | None = None
+    timeout_ms: int | None = Field(default=None, gt=0)
+    environment: dict[str, str] = Field(default_factory=dict)
+
+
+class Workspace(Model):
+    """Seed 001 ``workspace`` / seed 000 ``setup``/``teardown``: a per-run folder."""
+
+    template: str | None = None
+    setup: WorkspaceScript | None = None
+    teardown: WorkspaceScript | None = None
+    dependencies: list[str] = Field(default_factory=list)
+
+
+class Reporting(Model):
+    """Seed 003 ``reporting``: which report formats to write, and where."""
+
+    format: list[Literal["json", "markdown", "html"]] = Field(default_factory=lambda: ["json", "markdown", "html"])
+    output_dir: str | None = None
+    include_details: bool = True
+    notify_on_failure: bool = False
+
+
 class TestCase(Model):
     __test__ = False  # not a pytest class
 
@@ -123,6 +150,8 @@ class Suite(Model):
     # Target that grades model-graded assertions: suite `judge:`, else a target
     # named `judge`, else `default` (resolved when the skill is loaded).
     judge: str | None = None
+    workspace: Workspace | None = None
+    reporting: Reporting | None = None
     # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
     thresholds: dict[str, float] = Field(default_factory=dict)
     tests: list[TestCase]

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.spec.assertions import parse_assertion
+from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
-from eval_pipelines.spec.models import Message, Settings, Suite, TestCase
+from eval_pipelines.spec.models import Message, Settings, Suite, TestCase, Workspace, WorkspaceScript
 from eval_pipelines.spec.source import Document
 
 PROFILES = ("deterministic", "structured", "flexible", "creative", "enterprise")
@@ -87,6 +87,7 @@ class _Loader:
         self.doc = doc
         self.v1 = v1
         self.errors: list[SpecError] = []
+        self.profile = "deterministic"
 
     def error(self, path: tuple[Any, ...], message: str, expected: str | None = None) -> None:
         self.errors.append(SpecError(str(self.doc.file), path, message, self.doc.line_of(path), expected))
@@ -119,13 +120,30 @@ class _Loader:
         if strategy in ("json_schema", "hybrid") and "jsonSchema" in expected:
             raw.append(({"type": "json_schema", "name": "json_schema", "schema": expected["jsonSchema"]},
                         exp_path + ("jsonSchema",)))
-        if strategy in ("semantic_sim", "llm_judge", "custom") or (
-            strategy == "hybrid" and ({"rubric", "customScript", "semanticThreshold"} & expected.keys())
-        ):
-            self.error(path + ("evaluation", "strategy"),
-                       f"strategy {strategy!r} is not available in this version",
-                       "exact_match, regex_match, json_schema or hybrid of those")
-            return []
+        if strategy in ("semantic_sim", "hybrid") and (
+                strategy == "semantic_sim" or "semanticThreshold" in expected):
+            item = {"type": "semantic_sim", "name": "semantic_sim", "value": expected.get("output")}
+            if "semanticThreshold" in expected:
+                item["threshold"] = expected["semanticThreshold"]
+            raw.append((item, exp_path + ("semanticThreshold",) if "semanticThreshold" in expected else exp_path))
+        if strategy in ("llm_judge", "hybrid") and (strategy == "llm_judge" or "rubric" in expected):
+            from eval_pipelines.graders.llm_judge import CREATIVE_PROFILE_RUBRIC
+
+            rubric = expected.get("rubric") or (CREATIVE_PROFILE_RUBRIC if self.profile == "creative" else None)
+            item = {"type": "llm_judge", "name": "llm_judge"}
+            if rubric is not None:
+                item["rubric"] = rubric
+            raw.append((item, exp_path + ("rubric",)))
+        if strategy in ("custom", "hybrid") and (strategy == "custom" or "customScript" in expected):
+            if not expected.get("customScript"):
+                self.error(exp_path + ("customScript",), "required for strategy custom",
+                           "a Python or JavaScript script path relative to the tests file")
+            else:
+                raw.append(({"type": "code_judge", "name": "custom", "script": expected["customScript"]},
+                            exp_path + ("customScript",)))
+        if strategy == "semantic_sim" and "output" not in expected:
+            self.error(exp_path + ("output",), "required for strategy semantic_sim",
+                       "the reference text to compare with")
         if strategy == "exact_match" and "output" not in expected:
             self.error(exp_path + ("output",), "required for strategy exact_match")
         if strategy == "regex_match" and not expected.get("patterns"):
@@ -143,6 +161,7 @@ class _Loader:
         return out
 
     def case(self, raw: Any, i: int, profile: str) -> TestCase | None:
+        self.profile = profile
         path: tuple[Any, ...] = (i,) if self.v1 else ("testCases", i)
         if not isinstance(raw, dict):
             self.error(path, f"got {type(raw).__name__}", "a test case mapping")
@@ -243,6 +262,24 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         fail_fast=bool(raw_settings.get("failFast", False)),
         retry_count=2 if raw_settings.get("retryFailed", True) else 0,
     )
+    workspace = None
+    if data.get("setup") or data.get("teardown"):
+        setup = loader.mapping(data.get("setup"), ("setup",), {"script", "environment", "dependencies"})
+        teardown = loader.mapping(data.get("teardown"), ("teardown",), {"script"})
+        try:
+            workspace = Workspace(
+                setup=WorkspaceScript(script=setup.get("script"), environment=setup.get("environment") or {})
+                if setup else None,
+                teardown=WorkspaceScript(script=teardown.get("script")) if teardown else None,
+                dependencies=list(setup.get("dependencies") or []),
+            )
+        except ValidationError as exc:
+            loader.errors.extend(pydantic_errors(doc, ("setup",), exc))
+    groups = data.get("suites") or []
+    if groups and not (isinstance(groups, list) and all(
+            isinstance(g, dict) and isinstance(g.get("testIds"), list) for g in groups)):
+        loader.error(("suites",), "invalid suites", "a list of {name, testIds, runInSequence}")
+        groups = []
     raw_cases = data.get("testCases")
     if not isinstance(raw_cases, list) or not raw_cases:
         loader.error(("testCases",), "required field is missing" if raw_cases is None else "no test cases",
@@ -254,6 +291,14 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         if case.id in seen:
             loader.error(("testCases",), f"duplicate test id {case.id!r}")
         seen.add(case.id)
+    known_ids = {case.id for case in cases}
+    for g_index, group in enumerate(groups):
+        for t_index, test_id in enumerate(group["testIds"]):
+            if test_id not in known_ids:
+                loader.error(("suites", g_index, "testIds", t_index), f"unknown test id {test_id!r}")
+        for case in cases:
+            if case.id in group["testIds"]:
+                case.metadata.setdefault("suites", []).append(group.get("name"))
     if loader.errors:
         raise SpecErrors(loader.errors)
     suite = Suite(
@@ -262,6 +307,7 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         source_file=str(doc.file),
         profile=profile,
         settings=settings,
+        workspace=workspace,
         tests=cases,
     )
     return suite, warnings
