@@ -103,10 +103,12 @@ def _print_summary(db_path: str, keys: Sequence[str], eval_date: str) -> None:
             """,
             [eval_date, list(keys)],
         ).fetchall()
-    print(f"\n{'skill version':<32} {'cases':>5} {'trials':>6} {'passed':>6} {'errors':>6} {'pass rate':>9}")
-    for key, cases, trials, passed, errors, _not_eval, rate in rows:
+    print(f"\n{'skill version':<32} {'cases':>5} {'trials':>6} {'passed':>6} {'errors':>6} "
+          f"{'not eval.':>9} {'pass rate':>9}")
+    for key, cases, trials, passed, errors, not_evaluated, rate in rows:
         shown = "n/a" if rate is None else f"{rate:.0%}"
-        print(f"{key:<32} {cases:>5} {trials:>6} {passed:>6} {errors:>6} {shown:>9}")
+        print(f"{key:<32} {cases:>5} {trials:>6} {passed:>6} {errors:>6} {not_evaluated:>9} {shown:>9}")
+    print("(pass rate = passed / (graded + errors); not-evaluated cases count as neither)")
     print(f"\nDuckDB: {db_path}")
 
 

@@ -233,3 +233,15 @@ def test_human_pending_until_enough_agreeing_ratings() -> None:
     assert two.status == "graded" and two.score == pytest.approx(0.875)
     split = grade("human", "x", ratings=[{"rater": "a", "rating": 5}, {"rater": "b", "rating": 1}], **config)
     assert split.status == "pending_human" and "disagree" in split.reason
+
+
+# ---- regex safety ------------------------------------------------------------
+
+def test_catastrophic_backtracking_is_bounded() -> None:
+    import time
+
+    started = time.perf_counter()
+    g = grade("regex", "a" * 60 + "b", value="^(a|aa)+$", timeout_s=0.5)
+    elapsed = time.perf_counter() - started
+    assert g.status == "error" and "catastrophic backtracking" in g.reason
+    assert elapsed < 10  # bounded by the timeout, not by the 2^40 search

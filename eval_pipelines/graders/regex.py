@@ -1,18 +1,23 @@
 """``regex`` (001), ``regex_match`` (000) and harness ``pattern`` (003).
 
 Patterns are compiled when the suite loads, so an invalid one is a load error.
+Matching uses the ``regex`` package (Python ``re`` syntax) because it can stop
+a search after a time limit: a catastrophically backtracking pattern on a long
+output ends as an ``error`` grade instead of hanging the run.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
-from pydantic import field_validator, model_validator
+import regex as re
+
+from pydantic import Field, field_validator, model_validator
 
 from eval_pipelines.graders.base import Grader, GradeInput, Outcome, Params
 
 FLAGS = {"multiline": re.MULTILINE, "ignorecase": re.IGNORECASE, "dotall": re.DOTALL}
+MATCH_TIMEOUT_S = 2.0
 
 
 class RegexParams(Params):
@@ -21,6 +26,7 @@ class RegexParams(Params):
     flags: list[Literal["multiline", "ignorecase", "dotall"]] = []
     must_match: bool = True
     capture_groups: list[str] = []
+    timeout_s: float = Field(default=MATCH_TIMEOUT_S, gt=0, le=60)
 
     @model_validator(mode="after")
     def _one_pattern_field(self) -> "RegexParams":
@@ -63,7 +69,12 @@ class Regex(Grader[RegexParams]):
         unmatched: list[str] = []
         captures: dict[str, str | None] = {}
         for pattern in params.patterns:
-            match = re.search(pattern, inp.output, params.flag_bits)
+            try:
+                match = re.search(pattern, inp.output, params.flag_bits, timeout=params.timeout_s)
+            except TimeoutError:
+                return Outcome(0.0, f"pattern {pattern!r} took longer than {params.timeout_s:g} s on a "
+                                    f"{len(inp.output)}-character output (catastrophic backtracking?)",
+                               {"pattern": pattern}, status="error")
             if match is None:
                 unmatched.append(pattern)
                 continue
