@@ -193,23 +193,74 @@ def cmd_run(args: argparse.Namespace) -> int:
     stored = pipeline.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
     outputs = pipeline.collect_model_outputs(stored, concurrency=args.concurrency)
     suite = loaded.suite
-    outputs_frame = pipeline.model_output_rows(suite, outputs, partition, run_id)
-    grade_frame = pipeline.grade_rows(stored, outputs, partition, run_id)
-    results = pipeline.test_result_rows(suite, outputs, grade_frame, partition, run_id)
-    metric_frame = pipeline.metric_rows(suite.name, results, outputs, partition, run_id)
     with connect(paths.db_path) as con:
         replace_partition(con, "suites", partition, pipeline.suite_rows(loaded, partition, run_id))
         replace_partition(con, "test_cases", partition, pipeline.test_case_rows(suite, partition, run_id))
-        replace_partition(con, "model_outputs", partition, outputs_frame)
-        replace_partition(con, "grades", partition, grade_frame)
-        replace_partition(con, "test_results", partition, results)
-        replace_partition(con, "metrics", partition, metric_frame)
+        replace_partition(con, "model_outputs", partition,
+                          pipeline.model_output_rows(suite, outputs, partition, run_id))
+    metric_frame = pipeline.score_partition(paths.db_path, partition, run_id)
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
     overall = {r["metric"]: r["value"] for r in metric_frame.to_dict("records") if r["target"] == "*"}
     failures = failed_thresholds(suite.thresholds, overall)
     for name, value, minimum in failures:
         print(f"gate failed: {name} = {value} < {minimum}")
     return EXIT_FAILED if failures else EXIT_OK
+
+
+def cmd_grades_export(args: argparse.Namespace) -> int:
+    from eval_pipelines.reviews import queue_rows, write_csv, write_html
+    from eval_pipelines.store.duckdb_store import connect
+
+    db_path = _paths(Path(args.root), args.db).db_path
+    with connect(db_path) as con:
+        eval_date = args.date or con.execute("SELECT max(eval_date) FROM grades").fetchone()[0]
+        pending = con.execute(
+            """
+            SELECT g.skill_version, g.test_id, g.target, g.trial, g.details, o.output, c.input
+            FROM grades g
+            JOIN model_outputs o USING (eval_date, skill_version, test_id, target, trial)
+            JOIN test_cases c USING (eval_date, skill_version, test_id)
+            WHERE g.status = 'pending_human' AND g.eval_date = ?
+              AND (? IS NULL OR g.skill_version = ?)
+            ORDER BY g.skill_version, g.test_id, g.target, g.trial
+            """,
+            [eval_date, args.skill_version, args.skill_version],
+        ).df()
+    rows = queue_rows(pending)
+    out = Path(args.out)
+    write_csv(rows, out)
+    print(f"wrote {len(rows)} output(s) waiting for review to {out}")
+    if args.html:
+        write_html(rows, Path(args.html))
+        print(f"wrote the review form to {args.html}")
+    return EXIT_OK
+
+
+def cmd_grades_import(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from eval_pipelines import pipeline
+    from eval_pipelines.reviews import read_ratings
+    from eval_pipelines.store.duckdb_store import Partition, connect, upsert_ratings
+
+    db_path = _paths(Path(args.root), args.db).db_path
+    ratings = read_ratings(Path(args.file))
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    frame = pd.DataFrame([{**r.__dict__, "imported_at": now} for r in ratings])
+    with connect(db_path) as con:
+        written = upsert_ratings(con, frame)
+        latest = {key: con.execute("SELECT max(eval_date) FROM model_outputs WHERE skill_version = ?",
+                                   [key]).fetchone()[0]
+                  for key in sorted({r.skill_version for r in ratings})}
+    print(f"imported {written} rating(s) for {', '.join(latest) or 'no skill version'}")
+    if args.regrade:
+        for key, eval_date in latest.items():
+            if eval_date is None:
+                continue
+            pipeline.score_partition(db_path, Partition(eval_date, key), f"regrade-{now:%Y%m%dT%H%M%S}")
+            print(f"re-graded {key} ({eval_date})")
+        _print_summary(db_path, list(latest), max(d for d in latest.values() if d) if any(latest.values()) else "")
+    return EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -244,6 +295,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("grades", parents=[common], help="human review: export the queue, import ratings")
+    grades_sub = p.add_subparsers(dest="grades_command", required=True)
+    q = grades_sub.add_parser("export", parents=[common], help="write outputs waiting for human review")
+    q.add_argument("--out", default="review-queue.csv", help="CSV to fill in (default review-queue.csv)")
+    q.add_argument("--html", help="also write a self-contained HTML review form")
+    q.add_argument("--skill-version", help="only this name@version")
+    q.add_argument("--date", help="evaluation date (default: the latest)")
+    q.add_argument("--db", help="DuckDB path")
+    q.set_defaults(func=cmd_grades_export)
+    q = grades_sub.add_parser("import", parents=[common], help="store ratings from a filled-in review CSV")
+    q.add_argument("file")
+    q.add_argument("--db", help="DuckDB path")
+    q.add_argument("--regrade", action="store_true", help="re-grade the affected partitions now")
+    q.set_defaults(func=cmd_grades_import)
 
     p = sub.add_parser("schema", parents=[common], help="print the JSON Schema of the eval suite YAML format")
     p.set_defaults(func=cmd_schema)

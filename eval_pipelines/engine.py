@@ -8,7 +8,8 @@ the outputs, used the same way by the CLI and by the Dagster assets.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
@@ -103,13 +104,37 @@ class GradedOutput:
 JUDGE_CONCURRENCY = 8
 
 
+OutputKey = tuple[str, str, int]  # (test_id, target, trial)
+
+
+def output_hash(text: str) -> str:
+    """Identity of an output's text: human ratings attach to it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class GradingContext:
+    """What grading may consult besides the output: the baseline run's output of
+    the same case (regression comparisons) and ratings people gave (human)."""
+
+    baseline_outputs: Mapping[OutputKey, str] = field(default_factory=dict)
+    # (test_id, target, trial, output_hash) -> [{"rater", "rating", "comment"}]
+    human_ratings: Mapping[tuple[str, str, int, str], list[dict]] = field(default_factory=dict)
+
+    def baseline_for(self, output: ModelOutput) -> str | None:
+        key = (output.test_id, output.target, output.trial)
+        return self.baseline_outputs.get(key, self.baseline_outputs.get((output.test_id, output.target, 0)))
+
+
 async def agrade_outputs(
     suite: Suite,
     outputs: list[ModelOutput],
     suite_dir: Path | None = None,
     judge: "Judge | None" = None,
+    context: GradingContext | None = None,
 ) -> list[GradedOutput]:
     """Grade every output; model-graded and executed assertions run concurrently, bounded."""
+    context = context or GradingContext()
     cases = {case.id: case for case in suite.tests}
     limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
 
@@ -131,6 +156,9 @@ async def agrade_outputs(
             trace=output.trace,
             suite_dir=suite_dir,
             judge=judge,
+            baseline_output=context.baseline_for(output),
+            human_ratings=list(context.human_ratings.get(
+                (output.test_id, output.target, output.trial, output_hash(output.output)), [])),
         )
         async with limit:
             grades = [await agrade_output(a, inp, i) for i, a in enumerate(case.assertions)]
@@ -140,9 +168,10 @@ async def agrade_outputs(
 
 
 def grade_outputs(
-    suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None, judge: "Judge | None" = None
+    suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None, judge: "Judge | None" = None,
+    context: GradingContext | None = None,
 ) -> list[GradedOutput]:
-    return asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge))
+    return asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge, context))
 
 
 async def run_model_phase(

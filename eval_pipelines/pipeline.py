@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import pandas as pd
 from pydantic import TypeAdapter
 
-from eval_pipelines.engine import GradedOutput, agrade_outputs, run_model_phase
+from eval_pipelines.engine import GradedOutput, GradingContext, agrade_outputs, run_model_phase
 from eval_pipelines.grading import Grade
 from eval_pipelines.judge import OpenAIJudge
 from eval_pipelines.metrics import TrialResult, suite_metrics
@@ -234,7 +234,8 @@ def judge_env_names(stored: StoredSuite) -> list[str]:
 
 
 def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
-                         env: Mapping[str, str | None] | None = None) -> list[GradedOutput]:
+                         env: Mapping[str, str | None] | None = None,
+                         context: GradingContext | None = None) -> list[GradedOutput]:
     """Grade with the suite's judge (created only when the suite names one)."""
     import asyncio
 
@@ -245,7 +246,7 @@ def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
             api_key, base_url = resolve_connection(config, env if env is not None else os.environ)
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url)
         try:
-            return await agrade_outputs(stored.suite, outputs, stored.package_root, judge)
+            return await agrade_outputs(stored.suite, outputs, stored.package_root, judge, context)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -254,8 +255,9 @@ def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
 
 
 def grade_rows(stored: StoredSuite, outputs: list[ModelOutput], partition: Partition,
-               run_id: str | None, env: Mapping[str, str | None] | None = None) -> pd.DataFrame:
-    graded = grade_stored_outputs(stored, outputs, env)
+               run_id: str | None, env: Mapping[str, str | None] | None = None,
+               context: GradingContext | None = None) -> pd.DataFrame:
+    graded = grade_stored_outputs(stored, outputs, env, context)
     rows = []
     for item in graded:
         o = item.output
@@ -322,3 +324,29 @@ def metric_rows(suite_name: str, results: pd.DataFrame, outputs: list[ModelOutpu
             rows.append(_base(partition, run_id, suite_name) | {
                 "target": target, "metric": metric, "value": float(value)})
     return pd.DataFrame(rows)
+
+
+# ---- stages 4-6 from stored outputs (CLI run, re-grading after human ratings) ----
+
+def score_partition(db_path: str, partition: Partition, run_id: str | None,
+                    env: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    """Grade, score and aggregate a partition's stored outputs; returns its metrics rows.
+
+    The judge and sandboxed graders run between two short connections, never
+    inside one, so other writers are not blocked by grading.
+    """
+    from eval_pipelines.baselines import grading_context
+    from eval_pipelines.store.duckdb_store import connect, read_partition, replace_partition
+
+    with connect(db_path) as con:
+        stored = stored_suite(read_partition(con, "suites", partition))
+        outputs = outputs_from_rows(read_partition(con, "model_outputs", partition))
+        _, context = grading_context(con, partition, stored.suite.baseline)
+    grades = grade_rows(stored, outputs, partition, run_id, env, context)
+    results = test_result_rows(stored.suite, outputs, grades, partition, run_id)
+    metrics = metric_rows(stored.suite.name, results, outputs, partition, run_id)
+    with connect(db_path) as con:
+        replace_partition(con, "grades", partition, grades)
+        replace_partition(con, "test_results", partition, results)
+        replace_partition(con, "metrics", partition, metrics)
+    return metrics

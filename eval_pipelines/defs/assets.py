@@ -15,6 +15,7 @@ import dagster as dg
 import pandas as pd
 
 from eval_pipelines import pipeline
+from eval_pipelines.baselines import grading_context
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 from eval_pipelines.spec.errors import SpecErrors
@@ -113,10 +114,14 @@ def model_outputs(context: dg.AssetExecutionContext, store: EvalStore, models: M
 def grades(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
-    outputs = _outputs(store, partition)
+    with store.connect() as con:
+        outputs = pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
+        baseline, grading = grading_context(con, partition, stored.suite.baseline)
+    if baseline:
+        context.log.info(f"regression comparisons use the outputs of {baseline}")
     # Judge calls and sandboxed scripts run with no DuckDB connection open.
     env = models.environment(pipeline.judge_env_names(stored))
-    rows = pipeline.grade_rows(stored, outputs, partition, context.run.run_id, env)
+    rows = pipeline.grade_rows(stored, outputs, partition, context.run.run_id, env, grading)
     return dg.MaterializeResult(metadata=_write(store, "grades", partition, rows))
 
 

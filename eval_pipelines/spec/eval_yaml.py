@@ -30,7 +30,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset", "judge",
+    "evaluator", "dataset", "judge", "baseline",
 }
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
@@ -405,6 +405,7 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         thresholds={k: float(v) for k, v in thresholds.items()},
         judge=raw.get("judge") if isinstance(raw.get("judge"), str) else None,
         workspace=workspace,
+        baseline=str(raw["baseline"]) if raw.get("baseline") is not None else None,
         tests=tests,
     )
     return suite, ctx.warnings

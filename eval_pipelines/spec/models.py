@@ -152,6 +152,8 @@ class Suite(Model):
     judge: str | None = None
     workspace: Workspace | None = None
     reporting: Reporting | None = None
+    # A version to compare with instead of the previous one (``1.2.0`` or ``name@1.2.0``).
+    baseline: str | None = None
     # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
     thresholds: dict[str, float] = Field(default_factory=dict)
     tests: list[TestCase]

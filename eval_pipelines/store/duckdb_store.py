@@ -116,3 +116,23 @@ def read_partition(con: duckdb.DuckDBPyConnection, table: str, partition: Partit
 def query(path: str | Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
     with connect(path) as con:
         return con.execute(sql, params or []).df()
+
+
+def upsert_ratings(con: duckdb.DuckDBPyConnection, rows: pd.DataFrame) -> int:
+    """Insert ratings, replacing an earlier rating of the same rater for the same output."""
+    if rows.empty:
+        return 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.register("incoming_ratings", rows)
+        try:
+            con.execute("DELETE FROM human_ratings WHERE (review_id, rater) IN "
+                        "(SELECT review_id, rater FROM incoming_ratings)")
+            con.execute("INSERT INTO human_ratings BY NAME SELECT * FROM incoming_ratings")
+        finally:
+            con.unregister("incoming_ratings")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(rows)

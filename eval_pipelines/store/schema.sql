@@ -116,3 +116,20 @@ CREATE TABLE IF NOT EXISTS metrics (
     metric         VARCHAR NOT NULL,
     value          DOUBLE NOT NULL
 );
+
+-- Ratings people gave to outputs waiting for human review (seed 003 human
+-- grader). Not partitioned: a rating belongs to an exact output (output_hash),
+-- so it applies to every run that produced that same output.
+CREATE TABLE IF NOT EXISTS human_ratings (
+    review_id      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    test_id        VARCHAR NOT NULL,
+    target         VARCHAR NOT NULL,
+    trial          INTEGER NOT NULL,
+    output_hash    VARCHAR NOT NULL,
+    rater          VARCHAR NOT NULL,
+    rating         DOUBLE NOT NULL,
+    comment        VARCHAR,
+    imported_at    TIMESTAMP NOT NULL,
+    PRIMARY KEY (review_id, rater)
+);
