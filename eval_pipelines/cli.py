@@ -191,14 +191,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     partition = Partition(datetime.now(timezone.utc).date().isoformat(), loaded.package.key)
     run_id = f"cli-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}"
     stored = pipeline.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
-    outputs = pipeline.collect_model_outputs(stored, concurrency=args.concurrency)
+    outputs = _collect_with_progress(stored, paths, partition, args)
     suite = loaded.suite
     with connect(paths.db_path) as con:
         replace_partition(con, "suites", partition, pipeline.suite_rows(loaded, partition, run_id))
         replace_partition(con, "test_cases", partition, pipeline.test_case_rows(suite, partition, run_id))
         replace_partition(con, "model_outputs", partition,
                           pipeline.model_output_rows(suite, outputs, partition, run_id))
-    metric_frame = pipeline.score_partition(paths.db_path, partition, run_id)
+    metric_frame = pipeline.score_partition(paths.db_path, partition, run_id,
+                                            workspace=pipeline.workspace_dir(paths, partition))
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
     overall = {r["metric"]: r["value"] for r in metric_frame.to_dict("records") if r["target"] == "*"}
     failures = failed_thresholds(suite.thresholds, overall)
@@ -270,6 +271,32 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _collect_with_progress(stored, paths, partition, args):  # noqa: ANN001, ANN202
+    """The model phase with a progress bar on a terminal (rich), plain otherwise."""
+    from eval_pipelines import pipeline
+
+    suite = stored.suite
+    total = sum(len(suite.targets_for(c)) for c in suite.tests) * suite.execution.trials.count
+    kwargs = dict(db_path=paths.db_path, use_cache=not args.no_cache,
+                  workspace=pipeline.workspace_dir(paths, partition))
+    if not sys.stderr.isatty() or total < 20:
+        return pipeline.collect_model_outputs(stored, None, args.concurrency, **kwargs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[errors]} errors, {task.fields[cached]} cached")]
+    with Progress(*columns, transient=True) as progress:
+        task = progress.add_task(suite.name, total=total, errors=0, cached=0)
+        counts = {"errors": 0, "cached": 0}
+
+        def advance(output) -> None:  # noqa: ANN001
+            counts["errors"] += output.error is not None
+            counts["cached"] += output.cached
+            progress.update(task, advance=1, **counts)
+
+        return pipeline.collect_model_outputs(stored, None, args.concurrency, on_output=advance, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="eval-pipelines", description=__doc__.splitlines()[0])
     root_help = "project folder (skills/, datasets/, targets.yaml); default: $EVAL_PIPELINES_HOME or ."
@@ -290,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
+    p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -29,21 +30,27 @@ from eval_pipelines.targets.openai_compat import OpenAITarget, resolve_connectio
 from eval_pipelines.targets.replay import ReplayTarget
 
 if TYPE_CHECKING:
+    from eval_pipelines.cache import ResponseCache
     from eval_pipelines.judge import Judge
 
+_log = logging.getLogger(__name__)
 
-def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None]) -> Target:
+
+def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None],
+                 extra_env: dict[str, str] | None = None) -> Target:
     if isinstance(config, OpenAITargetConfig):
         api_key, base_url = resolve_connection(config, env)
         return OpenAITarget(config, api_key=api_key, base_url=base_url)
     if isinstance(config, ReplayTargetConfig):
         return ReplayTarget(config, base_dir)
     if isinstance(config, CommandTargetConfig):
-        return CommandTarget(config, base_dir)
+        return CommandTarget(config, base_dir, extra_env)
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
 def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
+    from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, merge_tools
+
     timeout_ms = case.timeout_ms or suite.settings.timeout_ms
     return TargetRequest(
         test_id=case.id,
@@ -51,6 +58,10 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         system_prompt=suite.system_prompt,
         messages=case.input,
         timeout_s=timeout_ms / 1000,
+        # The eval-yaml loader already merged the suite's tools into the case;
+        # merging again is a no-op there and covers suites built in code.
+        tools=merge_tools(suite.tools, case.tools),
+        max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
     )
 
 
@@ -67,18 +78,27 @@ async def collect_outputs(
         limit = concurrency or suite.settings.max_concurrency or target.concurrency
         limits[name] = asyncio.Semaphore(max(1, limit))
     stop = asyncio.Event()
+    cost_limit = suite.execution.trials.cost_limit_usd
+    spent = 0.0
 
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
+        nonlocal spent
         async with limits[target_name]:
             if stop.is_set():
                 return ModelOutput(case.id, target_name, trial, None,
                                    error="not run: failFast stopped the suite after an earlier failure",
                                    attempts=0)
+            if cost_limit is not None and spent >= cost_limit:
+                return ModelOutput(case.id, target_name, trial, None, attempts=0,
+                                   error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
+                                         f"(${spent:.4f} spent)")
             try:
                 result = await targets[target_name].generate(_request(suite, case, trial))
             except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
                 result = ModelOutput(case.id, target_name, trial, None,
                                      error=f"target failed: {type(exc).__name__}: {exc}")
+        if not result.cached:
+            spent += result.cost_usd or 0.0
         if result.error and suite.settings.fail_fast:
             stop.set()
         if on_output:
@@ -120,6 +140,8 @@ class GradingContext:
     baseline_outputs: Mapping[OutputKey, str] = field(default_factory=dict)
     # (test_id, target, trial, output_hash) -> [{"rater", "rating", "comment"}]
     human_ratings: Mapping[tuple[str, str, int, str], list[dict]] = field(default_factory=dict)
+    # The run's workspace folder, for graders that inspect files (agent_judge).
+    workspace: Path | None = None
 
     def baseline_for(self, output: ModelOutput) -> str | None:
         key = (output.test_id, output.target, output.trial)
@@ -157,6 +179,7 @@ async def agrade_outputs(
             suite_dir=suite_dir,
             judge=judge,
             baseline_output=context.baseline_for(output),
+            workspace=context.workspace,
             human_ratings=list(context.human_ratings.get(
                 (output.test_id, output.target, output.trial, output_hash(output.output)), [])),
         )
@@ -174,6 +197,13 @@ def grade_outputs(
     return asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge, context))
 
 
+def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:
+    """The suite's retry setting (000 ``retryFailed``, 003 ``retry_count``) wins over the target's."""
+    if isinstance(config, OpenAITargetConfig) and suite.settings.retry_count is not None:
+        return config.model_copy(update={"max_retries": suite.settings.retry_count})
+    return config
+
+
 async def run_model_phase(
     suite: Suite,
     configs: Mapping[str, TargetConfig],
@@ -181,14 +211,50 @@ async def run_model_phase(
     env: Mapping[str, str | None],
     *,
     concurrency: int | None = None,
+    cache: "ResponseCache | None" = None,
+    workspace_dir: Path | None = None,
+    on_output: Callable[[ModelOutput], None] | None = None,
 ) -> list[ModelOutput]:
-    """Build the suite's targets, collect every output, and close the clients."""
+    """Prepare the workspace, build the targets (cached where allowed), collect
+    every output, then tear down and close the clients.
+
+    A workspace whose setup fails turns every case into an error row with the
+    reason: the run still accounts for each case.
+    """
+    from eval_pipelines import workspace as ws
+    from eval_pipelines.cache import CachedTarget
+
     names = sorted({n for case in suite.tests for n in suite.targets_for(case)})
+    space = None
+    if workspace_dir is not None and ws.needs_workspace(suite, base_dir):
+        try:
+            space = await asyncio.to_thread(ws.prepare, suite, base_dir, workspace_dir)
+        except ws.WorkspaceError as exc:
+            return [ModelOutput(case.id, name, trial, None, error=f"workspace {exc}", attempts=0)
+                    for case in suite.tests for name in suite.targets_for(case)
+                    for trial in range(suite.execution.trials.count)]
     targets: dict[str, Target] = {}
     try:
         for name in names:
-            targets[name] = build_target(configs[name], base_dir, env)
-        return await collect_outputs(suite, targets, concurrency=concurrency)
+            config = _with_suite_retries(configs[name], suite)
+            target = build_target(config, base_dir, env, space.environment if space else None)
+            if cache is not None and suite.execution.cache and isinstance(config, OpenAITargetConfig):
+                _, base_url = resolve_connection(config, env)
+                target = CachedTarget(target, cache, config, base_url)
+            targets[name] = target
+        if cache is not None:
+            keys = [t.key(_request(suite, case, trial))
+                    for case in suite.tests for n in suite.targets_for(case)
+                    if isinstance(t := targets[n], CachedTarget)
+                    for trial in range(suite.execution.trials.count)]
+            await asyncio.to_thread(cache.preload, keys)
+        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output)
     finally:
         for target in targets.values():
             await target.aclose()
+        if cache is not None:
+            await asyncio.to_thread(cache.flush)
+        if space is not None:
+            problem = await asyncio.to_thread(ws.teardown, suite, base_dir, space)
+            if problem:
+                _log.warning("workspace %s", problem)

@@ -109,3 +109,59 @@ def _pass_k(counted: list[TrialResult]) -> dict[str, float]:
         out[f"pass_at_{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in per_case.values()) / len(per_case)
         out[f"pass_hat_{k}"] = sum(pass_hat_k(len(v), sum(v), k) for v in per_case.values()) / len(per_case)
     return out
+
+
+def _t_quantile_975(df: int) -> float:
+    """Two-sided 95% Student t quantile (table for small df, normal beyond)."""
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+             9: 2.262, 10: 2.228, 15: 2.131, 20: 2.086, 30: 2.042}
+    if df in table:
+        return table[df]
+    for limit in sorted(table):
+        if df < limit:
+            return table[limit]
+    return 1.96
+
+
+def case_metrics(results: Iterable[TrialResult], strategy: str = "pass_at_k") -> dict[tuple[str, str], dict[str, float]]:
+    """Per (target, case) over its trials: counts, pass@k and pass^k for every k,
+    mean score with a 95% interval, and the case verdict under the trial strategy.
+
+    Strategies (seed 001 ``trials.strategy``): ``pass_at_k`` - the case passes
+    when any trial passes; ``all`` - when every trial passes; ``mean`` - when
+    the mean score reaches 0.8; ``confidence_interval`` - when the lower end
+    of the 95% interval of the mean score reaches 0.8 (stricter, for noisy
+    judges). ``case_passed`` is 1 or 0; errors count as failed trials and
+    not-evaluated trials are left out.
+    """
+    grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
+    for r in results:
+        if r.status in ("graded", "error"):
+            grouped[(r.target, r.test_id)].append(r)
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for key, rows in grouped.items():
+        n = len(rows)
+        c = sum(r.verdict == "pass" for r in rows)
+        scores = [r.score or 0.0 for r in rows]
+        mean = sum(scores) / n
+        values: dict[str, float] = {"trials": n, "passes": c, "pass_rate": c / n, "mean_score": mean}
+        if n > 1:
+            var = sum((x - mean) ** 2 for x in scores) / (n - 1)
+            half = _t_quantile_975(n - 1) * (var / n) ** 0.5
+        else:
+            half = 0.0
+        values["mean_score_ci_low"] = max(0.0, mean - half)
+        values["mean_score_ci_high"] = min(1.0, mean + half)
+        for k in range(1, n + 1):
+            values[f"pass_at_{k}"] = pass_at_k(n, c, k)
+            values[f"pass_hat_{k}"] = pass_hat_k(n, c, k)
+        values["flaky"] = float(0 < c < n)
+        passed = {
+            "pass_at_k": c > 0,
+            "all": c == n,
+            "mean": mean >= 0.8,
+            "confidence_interval": values["mean_score_ci_low"] >= 0.8,
+        }[strategy]
+        values["case_passed"] = float(passed)
+        out[key] = values
+    return out

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 from pydantic import TypeAdapter
@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from eval_pipelines.engine import GradedOutput, GradingContext, agrade_outputs, run_model_phase
 from eval_pipelines.grading import Grade
 from eval_pipelines.judge import OpenAIJudge
-from eval_pipelines.metrics import TrialResult, suite_metrics
+from eval_pipelines.metrics import TrialResult, case_metrics, suite_metrics
 from eval_pipelines.scoring import score_case
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import LoadedSkill, load_skill
@@ -182,13 +182,25 @@ def test_case_rows(suite: Suite, partition: Partition, run_id: str | None) -> pd
 
 # ---- stage 3: model outputs -----------------------------------------------
 
+def workspace_dir(paths: ProjectPaths, partition: Partition) -> Path:
+    """Where a partition's run workspace lives (kept until the partition re-runs)."""
+    return paths.work_dir.parent / "workspaces" / partition.eval_date / partition.skill_version
+
+
 def collect_model_outputs(stored: StoredSuite, env: Mapping[str, str | None] | None = None,
-                          concurrency: int | None = None) -> list[ModelOutput]:
+                          concurrency: int | None = None, *, db_path: str | None = None,
+                          use_cache: bool = True, workspace: Path | None = None,
+                          on_output: Callable[[ModelOutput], None] | None = None) -> list[ModelOutput]:
+    """Every output of the suite; with ``db_path`` and ``use_cache`` answers are cached there."""
     import asyncio
 
+    from eval_pipelines.cache import ResponseCache
+
+    cache = ResponseCache(db_path) if db_path and use_cache else None
     return asyncio.run(run_model_phase(stored.suite, stored.targets, stored.package_root,
                                        env if env is not None else os.environ,
-                                       concurrency=concurrency))
+                                       concurrency=concurrency, cache=cache, workspace_dir=workspace,
+                                       on_output=on_output))
 
 
 def model_output_rows(suite: Suite, outputs: list[ModelOutput], partition: Partition,
@@ -246,7 +258,9 @@ def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
             api_key, base_url = resolve_connection(config, env if env is not None else os.environ)
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url)
         try:
-            return await agrade_outputs(stored.suite, outputs, stored.package_root, judge, context)
+            # Judge prompts and scripts are relative to the suite file, as every path in a suite.
+            suite_dir = Path(stored.suite.source_file).parent
+            return await agrade_outputs(stored.suite, outputs, suite_dir, judge, context)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -303,8 +317,7 @@ def test_result_rows(suite: Suite, outputs: list[ModelOutput], grades: pd.DataFr
 
 # ---- stage 6: metrics ------------------------------------------------------
 
-def metric_rows(suite_name: str, results: pd.DataFrame, outputs: list[ModelOutput],
-                partition: Partition, run_id: str | None) -> pd.DataFrame:
+def trial_results(results: pd.DataFrame, outputs: list[ModelOutput]) -> list[TrialResult]:
     measured = {(o.test_id, o.target, o.trial): o for o in outputs}
     trials = []
     for r in results.to_dict("records"):
@@ -318,18 +331,44 @@ def metric_rows(suite_name: str, results: pd.DataFrame, outputs: list[ModelOutpu
             prompt_tokens=o.prompt_tokens if o else None,
             completion_tokens=o.completion_tokens if o else None,
         ))
+    return trials
+
+
+def metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
+                partition: Partition, run_id: str | None) -> pd.DataFrame:
+    """Suite metrics per target (and ``*``), plus the share of cases passing
+    under the suite's trial strategy (``case_pass_rate``)."""
+    trials = trial_results(results, outputs)
+    per_case = case_metrics(trials, suite.execution.trials.strategy)
+    values = suite_metrics(trials)
+    for target in values:
+        cases = [v for (t, _), v in per_case.items() if target in ("*", t)]
+        if cases:
+            values[target]["case_pass_rate"] = sum(v["case_passed"] for v in cases) / len(cases)
+            values[target]["flaky_cases"] = float(sum(v["flaky"] for v in cases))
     rows = []
-    for target, values in sorted(suite_metrics(trials).items()):
-        for metric, value in sorted(values.items()):
-            rows.append(_base(partition, run_id, suite_name) | {
+    for target, metrics_ in sorted(values.items()):
+        for metric, value in sorted(metrics_.items()):
+            rows.append(_base(partition, run_id, suite.name) | {
                 "target": target, "metric": metric, "value": float(value)})
+    return pd.DataFrame(rows)
+
+
+def case_metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
+                     partition: Partition, run_id: str | None) -> pd.DataFrame:
+    per_case = case_metrics(trial_results(results, outputs), suite.execution.trials.strategy)
+    rows = [_base(partition, run_id, suite.name) | {"test_id": test_id, "target": target,
+                                                    "metric": metric, "value": float(value)}
+            for (target, test_id), metrics_ in sorted(per_case.items())
+            for metric, value in sorted(metrics_.items())]
     return pd.DataFrame(rows)
 
 
 # ---- stages 4-6 from stored outputs (CLI run, re-grading after human ratings) ----
 
 def score_partition(db_path: str, partition: Partition, run_id: str | None,
-                    env: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+                    env: Mapping[str, str | None] | None = None,
+                    workspace: Path | None = None) -> pd.DataFrame:
     """Grade, score and aggregate a partition's stored outputs; returns its metrics rows.
 
     The judge and sandboxed graders run between two short connections, never
@@ -342,11 +381,15 @@ def score_partition(db_path: str, partition: Partition, run_id: str | None,
         stored = stored_suite(read_partition(con, "suites", partition))
         outputs = outputs_from_rows(read_partition(con, "model_outputs", partition))
         _, context = grading_context(con, partition, stored.suite.baseline)
+    if workspace is not None and workspace.is_dir():
+        context = replace(context, workspace=workspace)
     grades = grade_rows(stored, outputs, partition, run_id, env, context)
     results = test_result_rows(stored.suite, outputs, grades, partition, run_id)
-    metrics = metric_rows(stored.suite.name, results, outputs, partition, run_id)
+    metrics = metric_rows(stored.suite, results, outputs, partition, run_id)
+    per_case = case_metric_rows(stored.suite, results, outputs, partition, run_id)
     with connect(db_path) as con:
         replace_partition(con, "grades", partition, grades)
         replace_partition(con, "test_results", partition, results)
         replace_partition(con, "metrics", partition, metrics)
+        replace_partition(con, "case_metrics", partition, per_case)
     return metrics

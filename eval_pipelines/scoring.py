@@ -52,6 +52,12 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None) -> Case
         return CaseScore(0.0, "fail", "error", f"{errored[0].assertion_name}: {errored[0].reason}")
     if any(g.status == "pending_human" for g in grades):
         return CaseScore(None, None, "pending_human", "waiting for human ratings")
+    unverifiable = [g for g in grades if g.status == "not_evaluated" and _gate_minimum(g.required) is not None]
+    if unverifiable:
+        # A gate that cannot be checked cannot be waved through.
+        return CaseScore(None, None, "not_evaluated",
+                         f"required gate {unverifiable[0].assertion_name} could not be evaluated: "
+                         f"{unverifiable[0].reason}")
     scored = [g for g in grades if g.status == "graded"]
     if not scored:
         return CaseScore(None, None, "not_evaluated", "no assertion could be evaluated")

@@ -119,7 +119,8 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     _, _, result = calculator_run
     assert result.success, failure_messages(result)
     materialized = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
-    assert set(materialized) == set(TABLES) - {"suites"} | {"eval_suite"}
+    # Every table is some asset's partition; the metrics asset also writes case_metrics.
+    assert set(materialized) == set(TABLES) - {"suites", "case_metrics"} | {"eval_suite"}
     for event in materialized.values():
         assert event.partition == str(key(CALC))
     assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True}
@@ -129,6 +130,8 @@ def test_calculator_rows_in_every_table(calculator_run) -> None:
     _, db, result = calculator_run
     found = counts(db, CALC, DAY1)
     metric_rows = found.pop("metrics")
+    # 6 cases x (trials, passes, pass_rate, mean_score, its interval, pass@1, pass^1, flaky, case_passed)
+    assert found.pop("case_metrics") == 6 * 10
     assert found == {"suites": 1, "test_cases": 6, "model_outputs": 6, "grades": 6, "test_results": 6}
     assert metric_rows > 0 and metric_rows % 2 == 0  # the same metrics for '*' and for calc-script
     # Every row belongs to this run and this partition.

@@ -245,3 +245,32 @@ def test_catastrophic_backtracking_is_bounded() -> None:
     elapsed = time.perf_counter() - started
     assert g.status == "error" and "catastrophic backtracking" in g.reason
     assert elapsed < 10  # bounded by the timeout, not by the 2^40 search
+
+
+# ---- statuses that must not turn into passes ---------------------------------------
+
+def test_unverifiable_required_gate_makes_the_case_not_evaluated() -> None:
+    from eval_pipelines.scoring import score_case
+
+    inp = GradeInput(case=case(), output="DENIED")
+    grades = [grade_output(Assertion(type="contains", config={"value": "DENIED"}), inp, 0),
+              grade_output(Assertion(type="latency", required=True, config={"max_ms": 10}), inp, 1)]
+    result = score_case(grades)
+    assert result.status == "not_evaluated" and result.verdict is None
+    assert "required gate latency could not be evaluated" in result.reason
+
+
+def test_composite_waits_for_a_pending_human_child() -> None:
+    g = grade("composite", "x", **{"assert": [{"type": "contains", "value": "x"},
+                                              {"type": "human", "evaluators": {"min_required": 1}}]})
+    assert g.status == "pending_human" and not g.passed
+
+
+def test_equals_without_anything_to_compare_is_an_error() -> None:
+    g = grade("equals", "")
+    assert g.status == "error" and "nothing to compare with" in g.reason
+
+
+def test_numeric_on_non_json_output_is_a_failed_grade_not_an_error() -> None:
+    g = grade("numeric", "not json", baseline={"score": 1})
+    assert g.status == "graded" and not g.passed

@@ -9,6 +9,7 @@ read their upstream's rows back from DuckDB, so each stage re-runs on its own.
 """
 
 
+from dataclasses import replace
 from typing import Callable, TypeVar
 
 import dagster as dg
@@ -61,6 +62,13 @@ def _outputs(store: EvalStore, partition: Partition) -> list:
         return pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
 
 
+class ModelCallConfig(dg.Config):
+    """Run-time switches for the model phase (set in the launchpad or run config)."""
+
+    use_cache: bool = True  # False: call every target again (a fresh sample)
+    concurrency: int | None = None  # override every target's concurrency
+
+
 _COMMON = dict(partitions_def=eval_partitions, group_name=GROUP, owners=["team:evals"])
 
 
@@ -93,30 +101,40 @@ def test_cases(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Materi
 
 @dg.asset(**_COMMON, deps=[test_cases], kinds={"openai", "duckdb"},
           description="One output (or error row) per case x target x trial, from the suite's targets.")
-def model_outputs(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
+def model_outputs(context: dg.AssetExecutionContext, config: ModelCallConfig, project: EvalProject,
+                  store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
     env_names = sorted({n for t in stored.targets.values() if isinstance(t, OpenAITargetConfig)
                         for n in (t.api_key_env, t.base_url_env)})
-    # The model phase holds no DuckDB connection: other runs can write meanwhile.
-    outputs = pipeline.collect_model_outputs(stored, models.environment(env_names))
+    # The model phase holds no DuckDB connection (the cache writes in short
+    # batches that never wait on the lock): other runs can write meanwhile.
+    outputs = pipeline.collect_model_outputs(
+        stored, models.environment(env_names), config.concurrency, db_path=store.db_path,
+        use_cache=config.use_cache,
+        workspace=pipeline.workspace_dir(project.paths(store.db_path), partition))
     rows = pipeline.model_output_rows(stored.suite, outputs, partition, context.run.run_id)
     errors = sum(o.error is not None for o in outputs)
     if errors:
         context.log.warning(f"{errors} of {len(outputs)} model calls ended as error rows")
     meta = _write(store, "model_outputs", partition, rows)
     meta["errors"] = dg.MetadataValue.int(errors)
+    meta["cached"] = dg.MetadataValue.int(sum(o.cached for o in outputs))
     return dg.MaterializeResult(metadata=meta)
 
 
 @dg.asset(**_COMMON, deps=[model_outputs], kinds={"python", "duckdb"},
           description="One grade per output x assertion, with score, status and readable details.")
-def grades(context: dg.AssetExecutionContext, store: EvalStore, models: ModelAccess) -> dg.MaterializeResult:
+def grades(context: dg.AssetExecutionContext, project: EvalProject, store: EvalStore,
+           models: ModelAccess) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
     with store.connect() as con:
         outputs = pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
         baseline, grading = grading_context(con, partition, stored.suite.baseline)
+    workspace = pipeline.workspace_dir(project.paths(store.db_path), partition)
+    if workspace.is_dir():
+        grading = replace(grading, workspace=workspace)
     if baseline:
         context.log.info(f"regression comparisons use the outputs of {baseline}")
     # Judge calls and sandboxed scripts run with no DuckDB connection open.
@@ -142,15 +160,19 @@ def test_results(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Mate
 
 
 @dg.asset(**_COMMON, deps=[test_results], pool="duckdb", kinds={"duckdb"},
-          description="Suite metrics per target: pass rate, mean score, pass@k, pass^k, latency, cost.")
+          description="Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "
+                      "and per-case metrics over trials (table case_metrics).")
 def metrics(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
     stored = _stored(store, partition)
     with store.connect() as con:
         results = read_partition(con, "test_results", partition)
-    rows = pipeline.metric_rows(stored.suite.name, results, _outputs(store, partition),
-                                partition, context.run.run_id)
+    outputs = _outputs(store, partition)
+    rows = pipeline.metric_rows(stored.suite, results, outputs, partition, context.run.run_id)
+    per_case = pipeline.case_metric_rows(stored.suite, results, outputs, partition, context.run.run_id)
     meta = _write(store, "metrics", partition, rows)
+    meta["case_metric_rows"] = dg.MetadataValue.int(len(per_case))
+    _write(store, "case_metrics", partition, per_case)
     overall = {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == "*"}
     table = "| metric | value |\n|---|---|\n" + "\n".join(
         f"| {k} | {v:.4g} |" for k, v in overall.items())

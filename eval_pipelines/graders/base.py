@@ -36,7 +36,7 @@ class Measurements:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
-    llm_calls: int = 1
+    llm_calls: int = 0
     tool_calls: int = 0
 
 

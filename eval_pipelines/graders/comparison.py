@@ -191,9 +191,12 @@ class Numeric(Grader[NumericParams]):
     def grade(self, params: NumericParams, inp: GradeInput) -> Outcome:
         try:
             base = _baseline(params.baseline, inp)
-            actual = parse_json_output(inp.output, allow_fence=True)
         except (LookupError, ValueError) as exc:
             return Outcome(0.0, str(exc), status="error")
+        try:
+            actual = parse_json_output(inp.output, allow_fence=True)
+        except ValueError as exc:  # the output's fault: a failed grade, as in `structural`
+            return Outcome.binary(False, str(exc))
         base_numbers, actual_numbers = _numbers(base), _numbers(actual)
         if params.fields:
             base_numbers = {k: v for k, v in base_numbers.items()

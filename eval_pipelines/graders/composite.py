@@ -91,6 +91,9 @@ class Composite(Grader[CompositeParams]):
         if errored:
             return Outcome(0.0, f"nested {errored[0].assertion_name} failed: {errored[0].reason}",
                            {"children": results}, status="error")
+        if any(g.status == "pending_human" for g in children):
+            return Outcome(0.0, "waiting for human ratings of a nested assertion", {"children": results},
+                           status="pending_human")
         scored = [g for g in children if g.status == "graded"]
         if not scored:
             return Outcome(0.0, "no nested assertion could be evaluated", {"children": results},

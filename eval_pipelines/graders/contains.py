@@ -14,7 +14,7 @@ class ContainsParams(Params):
     @field_validator("value")
     @classmethod
     def _not_empty(cls, value: str | list[str]) -> str | list[str]:
-        if (isinstance(value, list) and not value) or value == "":
+        if (isinstance(value, list) and (not value or "" in value)) or value == "":
             raise ValueError("must name at least one non-empty substring")
         return value
 

@@ -23,6 +23,9 @@ class Equals(Grader[EqualsParams]):
 
     def grade(self, params: EqualsParams, inp: GradeInput) -> Outcome:
         expected_raw = params.value if params.value is not None else inp.case.expected_output
+        if expected_raw is None:
+            return Outcome(0.0, "nothing to compare with: give `value` or the test's expected_output",
+                           status="error")
         options = params.model_dump(exclude={"value"})
         expected = normalise(as_text(expected_raw), **options)
         actual = normalise(inp.output, **options)

@@ -5,6 +5,11 @@ mixing inline tests and ``file://`` references (globs allowed, cycles refused),
 suite-level ``input`` and ``assert`` inheritance with ``skip_defaults``,
 ``execution`` (targets, trials, cache), and the deprecated aliases
 ``execution.evaluators`` and test-level ``rubrics``.
+
+Tools: ``tools`` (a list of ``{name, description, parameters, result,
+results}``) and ``max_steps`` at suite level are defaults for every test; a
+test's own ``tools`` are added to the suite's, replacing those of the same
+name, and its ``max_steps`` wins. The merged list is stored on each test.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.datasets import read_test_rows
 from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
 from eval_pipelines.spec.models import (
-    Assertion, Execution, Message, Settings, Suite, TestCase, Trials, Workspace,
+    TOOL_NAME_PATTERN, Assertion, Execution, Message, Settings, Suite, TestCase, ToolSpec,
+    Trials, Workspace, merge_tools, tool_parameters_problem,
 )
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
@@ -30,15 +36,17 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset", "judge", "baseline",
+    "evaluator", "dataset", "judge", "baseline", "tools", "max_steps",
 }
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
     "assert", "rubrics", "execution", "skip_defaults", "metadata", "tags", "category",
-    "timeout_ms", "target", "conversation_id", "note",
+    "timeout_ms", "target", "conversation_id", "note", "tools", "max_steps",
 }
 EXECUTION_KEYS = {"targets", "target", "trials", "cache", "skip_defaults", "evaluators"}
 TRIALS_KEYS = {"count", "strategy", "cost_limit_usd"}
+TOOL_KEYS = {"name", "description", "parameters", "result", "results"}
+CANNED_RESULT_KEYS = {"when", "result"}
 MAX_INCLUDE_DEPTH = 16
 
 
@@ -194,10 +202,93 @@ def _metadata(ctx: _Ctx, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _parse_tool(ctx: _Ctx, doc: Document, path: tuple[Any, ...], raw: Any) -> ToolSpec | None:
+    if not isinstance(raw, dict):
+        ctx.error(doc, path, f"got {type(raw).__name__}", "a tool mapping with `name`")
+        return None
+    ctx.unknown_keys(doc, path, raw, TOOL_KEYS)
+    ok = True
+    name = raw.get("name")
+    if name is None:
+        ctx.error(doc, path + ("name",), "required field is missing", "a tool name")
+        ok = False
+    elif not isinstance(name, str) or not re.fullmatch(TOOL_NAME_PATTERN, name):
+        ctx.error(doc, path + ("name",), f"invalid tool name {name!r}",
+                  "1-64 letters, digits, underscores or hyphens")
+        ok = False
+    if "parameters" in raw:
+        problem = tool_parameters_problem(raw["parameters"])
+        if problem is not None:
+            inner, message = problem
+            ctx.error(doc, path + ("parameters", *inner), message)
+            ok = False
+    results = raw.get("results")
+    if results is not None:
+        if not isinstance(results, list):
+            ctx.error(doc, path + ("results",), f"got {type(results).__name__}",
+                      "a list of {when: {argument: value}, result: ...}")
+            ok = False
+        else:
+            for i, item in enumerate(results):
+                where = path + ("results", i)
+                if not isinstance(item, dict):
+                    ctx.error(doc, where, f"got {type(item).__name__}", "a mapping with `when` and `result`")
+                    ok = False
+                    continue
+                ctx.unknown_keys(doc, where, item, CANNED_RESULT_KEYS)
+                if "result" not in item:
+                    ctx.error(doc, where + ("result",), "required field is missing", "any JSON value")
+                    ok = False
+                if not isinstance(item.get("when", {}), dict):
+                    ctx.error(doc, where + ("when",), "invalid when", "a mapping of argument name to value")
+                    ok = False
+    if not ok:
+        return None
+    try:
+        return ToolSpec.model_validate({k: v for k, v in raw.items() if k in TOOL_KEYS})
+    except ValidationError as exc:
+        ctx.errors.extend(pydantic_errors(doc, path, exc, list(ToolSpec.model_fields)))
+        return None
+
+
+def _parse_tools(ctx: _Ctx, doc: Document, path: tuple[Any, ...], raw: Any) -> list[ToolSpec]:
+    """A ``tools`` list; names must be unique within it."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        ctx.error(doc, path, f"got {type(raw).__name__}", "a list of tools")
+        return []
+    tools: list[ToolSpec] = []
+    first: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        tool = _parse_tool(ctx, doc, path + (i,), item)
+        if tool is None:
+            continue
+        if tool.name in first:
+            ctx.error(doc, path + (i, "name"),
+                      f"duplicate tool name {tool.name!r} (first declared at {path[-1]}[{first[tool.name]}])",
+                      "unique tool names")
+            continue
+        first[tool.name] = i
+        tools.append(tool)
+    return tools
+
+
+def _max_steps(ctx: _Ctx, doc: Document, path: tuple[Any, ...], raw: Any) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        ctx.error(doc, path, f"invalid max_steps {raw!r}", "a positive integer")
+        return None
+    return raw
+
+
 @dataclass
 class _Defaults:
     input: list[Message]
     assertions: list[Assertion]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_steps: int | None = None
 
 
 def _parse_test(
@@ -247,6 +338,8 @@ def _parse_test(
     if not isinstance(metadata, dict):
         ctx.error(doc, path + ("metadata",), "invalid metadata", "a mapping")
         metadata = {}
+    own_tools = _parse_tools(ctx, doc, path + ("tools",), raw.get("tools"))
+    max_steps = _max_steps(ctx, doc, path + ("max_steps",), raw.get("max_steps"))
     expected = raw.get("expected_output")
     if isinstance(expected, list) and expected and all(isinstance(m, dict) and "content" in m for m in expected):
         expected = "\n".join(_text(m["content"]) for m in expected)
@@ -261,6 +354,8 @@ def _parse_test(
             assertions=assertions,
             targets=targets,
             timeout_ms=raw.get("timeout_ms"),
+            tools=merge_tools(defaults.tools, own_tools),
+            max_steps=max_steps or defaults.max_steps,
             category=raw.get("category") or metadata.get("category"),
             tags=raw.get("tags") or [],
             metadata=metadata,
@@ -354,7 +449,9 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     suite_input: list[Message] = []
     if "input" in raw:
         suite_input = parse_messages(ctx, doc, ("input",), raw["input"]) or []
-    defaults = _Defaults(suite_input, _assert_list(ctx, doc, ("assert",), raw.get("assert")) + evaluators)
+    defaults = _Defaults(suite_input, _assert_list(ctx, doc, ("assert",), raw.get("assert")) + evaluators,
+                         _parse_tools(ctx, doc, ("tools",), raw.get("tools")),
+                         _max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")))
     thresholds = raw.get("thresholds") or {}
     if not isinstance(thresholds, dict) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in thresholds.values()
@@ -406,6 +503,8 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         judge=raw.get("judge") if isinstance(raw.get("judge"), str) else None,
         workspace=workspace,
         baseline=str(raw["baseline"]) if raw.get("baseline") is not None else None,
+        tools=defaults.tools,
+        max_steps=defaults.max_steps,
         tests=tests,
     )
     return suite, ctx.warnings

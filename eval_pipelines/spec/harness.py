@@ -116,7 +116,7 @@ def _expected_assertions(expected: dict[str, Any], grader: dict[str, Any]) -> li
         items.append({"type": "model", **config})
     elif gtype == "human":
         items.append({"type": "human", **config})
-    elif method == "regex" or (gtype != "code" and kind == "pattern"):
+    elif method == "regex" or (method is None and kind == "pattern"):
         pattern = config.pop("pattern", value if kind == "pattern" else None)
         items.append({"type": "regex", "pattern": pattern, **config})
     elif method == "function_output" or kind == "functional":
@@ -217,6 +217,14 @@ class _Loader:
                 i for i in items if i["type"] not in ("structural",)]
         if not items and grader.get("type") not in (None, "code"):
             ctx.error(doc, path + ("grader",), f"unsupported grader {grader.get('type')!r}", "code, model or human")
+            return
+        if not items and (expected or grader):
+            # An expectation we cannot turn into a check must not silently become "not evaluated".
+            ctx.error(doc, path + ("grader" if grader else "expected",),
+                      f"cannot derive a check from expected type {expected.get('type')!r} and "
+                      f"grader method {(grader.get('config') or {}).get('method')!r}",
+                      "expected.type exact/contains/pattern/semantic/functional or a grader method "
+                      "exact_match/regex/function_output/structural_match")
             return
         assertions: list[Assertion] = []
         for i, item in enumerate(items):

@@ -24,6 +24,77 @@ class Message(Model):
     content: str
 
 
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+DEFAULT_MAX_STEPS = 8
+
+
+def tool_parameters_problem(schema: Any) -> tuple[tuple[Any, ...], str] | None:
+    """Why ``schema`` cannot be a tool's ``parameters``: (path inside it, message), or None.
+
+    It must be a JSON Schema (checked against its metaschema with jsonschema's
+    ``check_schema``) describing an object, as function calling requires.
+    """
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    if not isinstance(schema, dict):
+        return (), f"got {type(schema).__name__}; expected a JSON Schema mapping"
+    if schema.get("type") != "object":
+        return ("type",), 'tool parameters must be a JSON Schema with `type: object`'
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        return tuple(exc.path), f"invalid JSON Schema: {exc.message}"
+    return None
+
+
+class CannedResult(Model):
+    """A tool result used when every ``when`` argument equals the call's (subset match)."""
+
+    when: dict[str, Any] = Field(default_factory=dict)
+    result: Any
+
+
+class ToolSpec(Model):
+    """A tool a test offers the model, with canned results instead of an implementation.
+
+    A call is answered by the first ``results`` entry whose ``when`` arguments
+    all equal the call's, else by ``result`` (returned for every call), else by
+    ``{"error": "no canned result for these arguments"}``. ``result: null``
+    counts as no default.
+    """
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    result: Any = None
+    results: list[CannedResult] = Field(default_factory=list)
+
+    @field_validator("parameters")
+    @classmethod
+    def _parameters_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = tool_parameters_problem(value)
+        if problem is not None:
+            path, message = problem
+            where = ".".join(str(p) for p in path)
+            raise ValueError(f"{message}" + (f" (at parameters.{where})" if where else ""))
+        return value
+
+
+def _unique_tools(tools: list[ToolSpec]) -> list[ToolSpec]:
+    names = [t.name for t in tools]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate tool name(s) {duplicates}")
+    return tools
+
+
+def merge_tools(defaults: list[ToolSpec], own: list[ToolSpec]) -> list[ToolSpec]:
+    """The suite's tools not overridden by name, then the test's own (idempotent)."""
+    names = {t.name for t in own}
+    return [t for t in defaults if t.name not in names] + list(own)
+
+
 class Assertion(Model):
     """One entry of a test's effective ``assert`` list.
 
@@ -78,7 +149,8 @@ class Settings(Model):
     timeout_ms: int = Field(default=30_000, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
     fail_fast: bool = False
-    retry_count: int = Field(default=2, ge=0, le=20)
+    # None: each target's own `max_retries` applies.
+    retry_count: int | None = Field(default=None, ge=0, le=20)
 
 
 class WorkspaceScript(Model):
@@ -120,6 +192,10 @@ class TestCase(Model):
     assertions: list[Assertion] = Field(default_factory=list)
     targets: list[str] | None = None  # per-test override of the suite's targets
     timeout_ms: int | None = None
+    # Tools offered to the model (the loader merges in the suite's); see ToolSpec.
+    tools: list[ToolSpec] = Field(default_factory=list)
+    # Model calls allowed in the tool-calling loop (None: the suite's, else 8).
+    max_steps: int | None = Field(default=None, ge=1)
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -131,6 +207,11 @@ class TestCase(Model):
     def user_text(self) -> str:
         """The user messages joined: what command and replay targets receive."""
         return "\n\n".join(m.content for m in self.input if m.role == "user")
+
+    @field_validator("tools")
+    @classmethod
+    def _unique_tool_names(cls, value: list[ToolSpec]) -> list[ToolSpec]:
+        return _unique_tools(value)
 
 
 class Suite(Model):
@@ -156,7 +237,15 @@ class Suite(Model):
     baseline: str | None = None
     # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
     thresholds: dict[str, float] = Field(default_factory=dict)
+    # Defaults for every test: tools (a test's tool of the same name wins) and max_steps.
+    tools: list[ToolSpec] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=1)
     tests: list[TestCase]
+
+    @field_validator("tools")
+    @classmethod
+    def _unique_tool_names(cls, value: list[ToolSpec]) -> list[ToolSpec]:
+        return _unique_tools(value)
 
     def targets_for(self, case: TestCase) -> list[str]:
         return case.targets if case.targets is not None else self.execution.targets

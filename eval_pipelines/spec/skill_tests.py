@@ -260,7 +260,7 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         timeout_ms=int(raw_settings.get("defaultTimeout") or 30_000),
         max_concurrency=raw_settings.get("maxConcurrentTests"),
         fail_fast=bool(raw_settings.get("failFast", False)),
-        retry_count=2 if raw_settings.get("retryFailed", True) else 0,
+        retry_count=None if "retryFailed" not in raw_settings else (2 if raw_settings["retryFailed"] else 0),
     )
     workspace = None
     if data.get("setup") or data.get("teardown"):

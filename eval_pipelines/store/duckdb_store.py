@@ -25,7 +25,7 @@ import duckdb
 import pandas as pd
 
 LOCK_WAIT_S = 120.0
-TABLES = ("suites", "test_cases", "model_outputs", "grades", "test_results", "metrics")
+TABLES = ("suites", "test_cases", "model_outputs", "grades", "test_results", "metrics", "case_metrics")
 
 
 class DatabaseBusy(RuntimeError):

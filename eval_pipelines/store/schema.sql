@@ -133,3 +133,35 @@ CREATE TABLE IF NOT EXISTS human_ratings (
     imported_at    TIMESTAMP NOT NULL,
     PRIMARY KEY (review_id, rater)
 );
+
+-- Content-addressed response cache: the key hashes the target's settings and
+-- the exact request (trial included), never a secret. Not partitioned, so it
+-- survives partition rewrites and killed runs.
+CREATE TABLE IF NOT EXISTS response_cache (
+    request_hash      VARCHAR PRIMARY KEY,
+    target            VARCHAR NOT NULL,
+    model             VARCHAR,
+    output            VARCHAR NOT NULL,
+    latency_ms        DOUBLE,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    cost_usd          DOUBLE,
+    llm_calls         INTEGER NOT NULL,
+    tool_calls        INTEGER NOT NULL,
+    trace             JSON NOT NULL,
+    created_at        TIMESTAMP NOT NULL
+);
+
+-- Per case (and target) over its trials: pass@k / pass^k and the trial strategy's verdict.
+CREATE TABLE IF NOT EXISTS case_metrics (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    test_id        VARCHAR NOT NULL,
+    target         VARCHAR NOT NULL,
+    metric         VARCHAR NOT NULL,
+    value          DOUBLE NOT NULL
+);

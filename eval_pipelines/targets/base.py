@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from eval_pipelines.spec.models import Message
+from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, Message, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,10 @@ class TargetRequest:
     system_prompt: str | None
     messages: list[Message]
     timeout_s: float
+    # Tools offered to the model; with any, the target runs the tool-calling loop
+    # for at most ``max_steps`` model calls. Targets without tool support ignore them.
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_steps: int = DEFAULT_MAX_STEPS
 
     @property
     def user_text(self) -> str:
@@ -38,6 +42,8 @@ class ModelOutput:
     attempts: int = 1
     llm_calls: int = 0
     tool_calls: int = 0
+    # Tool-calling runs: one item per tool call, in order:
+    # {"tool", "args", "result", "step", "call_id"}; the last may carry "stopped".
     trace: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -29,7 +29,8 @@ def scrubbed_environment() -> dict[str, str]:
 
 
 class CommandTarget:
-    def __init__(self, config: CommandTargetConfig, base_dir: Path) -> None:
+    def __init__(self, config: CommandTargetConfig, base_dir: Path, extra_env: dict[str, str] | None = None) -> None:
+        self.extra_env = dict(extra_env or {})
         self.name = config.name
         self.concurrency = config.concurrency
         self.timeout_s = config.timeout_s
@@ -50,7 +51,7 @@ class CommandTarget:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
-                env=scrubbed_environment(),
+                env=scrubbed_environment() | self.extra_env,
                 start_new_session=True,
             )
         except OSError as exc:

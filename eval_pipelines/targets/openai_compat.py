@@ -6,6 +6,11 @@ honouring ``Retry-After``. A call that still fails returns a ``ModelOutput``
 with ``error`` set, so the case is stored as an error row instead of vanishing.
 The API key is passed in by the caller (read from the environment through
 Dagster's ``EnvVar`` or ``os.environ``) and never written anywhere.
+
+Tools: when the request offers tools, ``generate`` runs the tool-calling loop
+(see ``_generate_with_tools``): at most ``max_steps`` model calls, each tool
+call answered from the test's canned results (``targets/tools.py``) and
+recorded in ``trace`` in order.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from openai.types.chat import ChatCompletion
 
 from eval_pipelines.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.targets.config import OpenAITargetConfig
+from eval_pipelines.targets.tools import call_tool, openai_tools, result_content
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -161,6 +167,8 @@ class OpenAITarget:
                           (time.perf_counter() - started) * 1000)
 
     async def generate(self, request: TargetRequest) -> ModelOutput:
+        if request.tools:
+            return await self._generate_with_tools(request)
         result = await self.chat(self._messages(request), timeout_s=request.timeout_s)
         if result.completion is None:
             return ModelOutput(
@@ -181,6 +189,81 @@ class OpenAITarget:
             attempts=result.attempts,
             llm_calls=result.attempts,
         )
+
+    async def _generate_with_tools(self, request: TargetRequest) -> ModelOutput:
+        """The tool-calling loop.
+
+        Each step is one ``chat`` call (with its own retries). An answer without
+        tool calls ends the loop and is the output. Otherwise the assistant
+        message and one ``tool`` message per call (the canned result as JSON)
+        are appended, and each call becomes a trace item ``{"tool", "args",
+        "result", "step", "call_id"}``. After ``max_steps`` model calls that all
+        asked for tools, the loop stops without error: the output is the last
+        model text (often empty) and the last trace item gets
+        ``"stopped": "max_steps"`` (the calls of that last step are answered and
+        recorded too, though the model never sees their results). A call that
+        still fails after retries ends the loop with ``error`` naming the step;
+        the trace so far, tokens and cost are kept.
+
+        ``llm_calls`` counts model calls (steps), ``attempts`` the HTTP attempts
+        including retries, ``tool_calls`` the recorded tool calls; tokens and
+        cost are summed over every step and latency spans the whole loop.
+        """
+        tools_by_name = {t.name: t for t in request.tools}
+        extra = {"tools": openai_tools(request.tools)}
+        messages: list[dict[str, Any]] = list(self._messages(request))
+        trace: list[dict[str, Any]] = []
+        started = time.perf_counter()
+        attempts = llm_calls = 0
+        prompt_tokens: int | None = None
+        completion_tokens: int | None = None
+        cost: float | None = None
+        text = ""
+
+        def output(out: str | None, error: str | None = None) -> ModelOutput:
+            return ModelOutput(
+                test_id=request.test_id, target=self.name, trial=request.trial,
+                output=out, error=error, latency_ms=(time.perf_counter() - started) * 1000,
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+                attempts=attempts, llm_calls=llm_calls, tool_calls=len(trace), trace=trace,
+            )
+
+        for step in range(1, max(1, request.max_steps) + 1):
+            result = await self.chat(messages, timeout_s=request.timeout_s, extra=extra)
+            attempts += result.attempts
+            llm_calls += 1
+            if result.completion is None:
+                return output(None, f"step {step} of the tool loop failed: {result.error}")
+            usage = result.completion.usage
+            if usage is not None:
+                prompt_tokens = (prompt_tokens or 0) + (usage.prompt_tokens or 0)
+                completion_tokens = (completion_tokens or 0) + (usage.completion_tokens or 0)
+                cost = (cost or 0.0) + (self.cost(usage) or 0.0)
+            message = result.completion.choices[0].message
+            text = message.content or ""
+            calls = list(message.tool_calls or [])
+            if not calls:
+                return output(text)
+            sent_calls: list[dict[str, Any]] = []
+            answers: list[dict[str, Any]] = []
+            for index, call in enumerate(calls):
+                call_id = getattr(call, "id", None) or f"call_{step}_{index}"
+                function = getattr(call, "function", None)
+                if function is not None:
+                    name, arguments = str(function.name or ""), function.arguments
+                else:  # a non-function (custom) tool call: answered with an error
+                    custom = getattr(call, "custom", None)
+                    name = str(getattr(custom, "name", "") or "")
+                    arguments = str(getattr(custom, "input", "") or "")
+                args, value = call_tool(tools_by_name, name, arguments)
+                trace.append({"tool": name, "args": args, "result": value, "step": step, "call_id": call_id})
+                sent_calls.append({"id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": arguments or ""}})
+                answers.append({"role": "tool", "tool_call_id": call_id, "content": result_content(value)})
+            messages.append({"role": "assistant", "content": message.content, "tool_calls": sent_calls})
+            messages.extend(answers)
+        trace[-1]["stopped"] = "max_steps"
+        return output(text)
 
     async def embed(self, texts: list[str], model: str, *, timeout_s: float) -> list[list[float]]:
         """Embeddings from the same server; raises ``RuntimeError`` after retries."""

@@ -13,6 +13,18 @@ Answers
     otherwise ``server.responder(request_json) -> str`` decides (the default
     echoes the last user message).
 
+Tool calls (scripted)
+    A reply may also be a dict ``{"tool_calls": [{"name": ..., "arguments":
+    {...}}], "content": optional text}``: the server answers with
+    ``choices[0].message.tool_calls`` (ids ``call_<n>_<i>``, ``type:
+    "function"``, arguments JSON-encoded unless given as a string, which is sent
+    verbatim, e.g. to test invalid JSON; an ``"id"`` may be given) and
+    ``finish_reason: "tool_calls"``. ``responder`` may return such a dict, and
+    ``server.script`` is a list of replies (strings or dicts) consumed one per
+    answered chat request, in order, before ``answers`` and ``responder``.
+    Requests are recorded as usual, so tests can inspect the ``tools`` and the
+    ``tool`` messages the client sent.
+
 Faults (deterministic)
     ``fail_plan`` is a list of fault names consumed one per request, in order,
     before normal answers (``"ok"`` means answer normally). After the plan is
@@ -71,7 +83,7 @@ DEFAULT_PROSE = (
     "although a few details could be clearer. I would lean towards accepting it."
 )
 
-Responder = Callable[[dict[str, Any]], str]
+Responder = Callable[[dict[str, Any]], Any]  # -> str, or a dict with "tool_calls"
 
 
 def _text_of(content: Any) -> str:
@@ -384,6 +396,8 @@ class FakeOpenAIServer:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.faults_served: list[str] = []
+        self.script: list[Any] = []
+        self._tool_call_counter = 0
 
     # -- lifecycle --------------------------------------------------------
 
@@ -488,8 +502,50 @@ class FakeOpenAIServer:
             return scripted
         return str(self.responder(body))
 
+    def reply_or_tool_calls_for(self, body: dict[str, Any]) -> str | dict[str, Any]:
+        """The next reply: ``script`` first, then ``answers``, then ``responder``.
+
+        A dict with ``tool_calls`` is kept as is; anything else becomes text.
+        """
+        with self._lock:
+            scripted: Any = self.script.pop(0) if self.script else None
+        if scripted is None:
+            text = last_user_message(body)
+            with self._lock:
+                scripted = self.answers.get(text)
+        if scripted is None:
+            scripted = self.responder(body)
+        if isinstance(scripted, dict) and "tool_calls" in scripted:
+            return scripted
+        return str(scripted)
+
+    def _tool_call_message(self, reply: dict[str, Any]) -> dict[str, Any]:
+        calls = []
+        with self._lock:
+            self._tool_call_counter += 1
+            n = self._tool_call_counter
+        for i, call in enumerate(reply.get("tool_calls") or []):
+            arguments = call.get("arguments", {})
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            calls.append({
+                "id": call.get("id") or f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": arguments},
+            })
+        return {"role": "assistant", "content": reply.get("content"), "refusal": None, "tool_calls": calls}
+
     def _chat_payload(self, body: dict[str, Any], *, prose: bool = False) -> dict[str, Any]:
-        content = self.prose_text if prose else self.reply_for(body)
+        reply = self.prose_text if prose else self.reply_or_tool_calls_for(body)
+        if isinstance(reply, dict):
+            message = self._tool_call_message(reply)
+            content = " ".join([message["content"] or ""] + [
+                f"{c['function']['name']} {c['function']['arguments']}" for c in message["tool_calls"]])
+            finish_reason = "tool_calls"
+        else:
+            content = reply
+            message = {"role": "assistant", "content": content, "refusal": None}
+            finish_reason = "stop"
         prompt_text = " ".join(
             _text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)
         )
@@ -503,9 +559,9 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": {
