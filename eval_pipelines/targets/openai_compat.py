@@ -120,7 +120,8 @@ class OpenAITarget:
         return messages
 
     def cost(self, usage: Any) -> float | None:
-        if usage is None:
+        # No price table: the cost is unknown, not zero (a `cost` gate must not pass silently).
+        if usage is None or (self.config.price_input_per_million == 0 and self.config.price_output_per_million == 0):
             return None
         return (
             (usage.prompt_tokens or 0) * self.config.price_input_per_million
@@ -174,7 +175,8 @@ class OpenAITarget:
             return ModelOutput(
                 test_id=request.test_id, target=self.name, trial=request.trial, output=None,
                 error=result.error, latency_ms=result.latency_ms,
-                attempts=result.attempts, llm_calls=result.attempts,
+                # One model call (that failed); its HTTP retries are in `attempts`.
+                attempts=result.attempts, llm_calls=1,
             )
         usage = result.completion.usage
         return ModelOutput(
@@ -187,7 +189,7 @@ class OpenAITarget:
             completion_tokens=usage.completion_tokens if usage else None,
             cost_usd=self.cost(usage),
             attempts=result.attempts,
-            llm_calls=result.attempts,
+            llm_calls=1,  # as with tools: model calls, not HTTP attempts
         )
 
     async def _generate_with_tools(self, request: TargetRequest) -> ModelOutput:
