@@ -210,3 +210,45 @@ def test_the_core_does_not_import_dagster() -> None:
     code = "import sys, eval_pipelines.pipeline, eval_pipelines.cache; print('dagster' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_a_killed_run_does_not_pay_again_for_finished_calls(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from eval_pipelines.store.duckdb_store import connect as db_connect
+
+    n = 60
+    with FakeOpenAIServer(latency_s=0.1) as server:
+        skill = tmp_path / "skills" / "paid"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text("---\nname: paid\ndescription: d\nversion: 1.0.0\n---\nAnswer.\n")
+        (skill / "eval.yaml").write_text(cases(n))
+        (skill / "targets.yaml").write_text(
+            f"targets:\n  - name: m\n    type: openai\n    model: fake\n    base_url: {server.base_url}\n"
+            "    concurrency: 2\n")
+        db = tmp_path / "k.duckdb"
+        argv = [sys.executable, "-m", "eval_pipelines.cli", "--root", str(tmp_path), "run", str(skill),
+                "--db", str(db)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while server.request_count < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)  # mid model phase, no chance to clean up
+        proc.wait()
+        first = server.request_count
+        assert 30 <= first < n
+        with db_connect(db) as con:
+            cached = con.execute("SELECT count(*) FROM response_cache").fetchone()[0]
+            assert con.execute("SELECT count(*) FROM model_outputs").fetchone()[0] == 0  # nothing half-written
+        assert cached > 0  # flushed while the run was going
+        server.reset_counts()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert server.request_count == n - cached  # only calls that had not been stored
+        with db_connect(db) as con:
+            rows = con.execute("SELECT count(*), count(*) FILTER (WHERE cached) FROM model_outputs").fetchone()
+        assert rows == (n, cached)
