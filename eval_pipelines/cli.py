@@ -150,6 +150,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             # Step-by-step DEBUG lines stay in the run's event log (the UI shows them).
             run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
         )
+        for evaluation in result.get_asset_check_evaluations():
+            if not evaluation.passed:
+                print(f"  check {evaluation.check_name} failed: {evaluation.description or ''}".rstrip())
         if not result.success:
             failed.append(key)
             for event in result.all_events:

@@ -158,6 +158,25 @@ def stored_suite(suites: pd.DataFrame) -> StoredSuite:
     return StoredSuite(Suite.model_validate_json(row["spec"]), targets, Path(row["package_root"]))
 
 
+# ---- stage 1b: external datasets ---------------------------------------------
+
+def dataset_rows(suite: Suite, partition: Partition, run_id: str | None) -> pd.DataFrame:
+    """One row per external file the suite's cases came from (not the suite file)."""
+    import hashlib
+
+    counts: dict[str, int] = {}
+    for case in suite.tests:
+        if case.source_file and case.source_file != suite.source_file:
+            counts[case.source_file] = counts.get(case.source_file, 0) + 1
+    rows = []
+    for path, n in sorted(counts.items()):
+        file = Path(path)
+        data = file.read_bytes() if file.is_file() else b""
+        rows.append(_base(partition, run_id, suite.name) | {
+            "path": path, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "test_cases": n})
+    return pd.DataFrame(rows)
+
+
 # ---- stage 2: test cases ---------------------------------------------------
 
 def test_case_rows(suite: Suite, partition: Partition, run_id: str | None) -> pd.DataFrame:
@@ -393,3 +412,81 @@ def score_partition(db_path: str, partition: Partition, run_id: str | None,
         replace_partition(con, "metrics", partition, metrics)
         replace_partition(con, "case_metrics", partition, per_case)
     return metrics
+
+
+# ---- stage 7: regression report ----------------------------------------------
+
+@dataclass(frozen=True)
+class BaselineRun:
+    comparison: str  # "previous_version" | "previous_night"
+    partition: Partition
+
+
+def find_baselines(con: Any, partition: Partition, pinned: str | None) -> list[BaselineRun]:
+    """The previous version's latest run, and the previous night of this version."""
+    from eval_pipelines.baselines import choose_baseline
+
+    found = []
+    versions = [r[0] for r in con.execute(
+        "SELECT DISTINCT version FROM test_results WHERE skill = ?", [partition.skill]).fetchall()]
+    version = choose_baseline(partition.version, versions, pinned)
+    if version is not None:
+        key = f"{partition.skill}@{version}"
+        (date,) = con.execute("SELECT max(eval_date) FROM test_results WHERE skill_version = ?", [key]).fetchone()
+        found.append(BaselineRun("previous_version", Partition(date, key)))
+    (night,) = con.execute(
+        "SELECT max(eval_date) FROM test_results WHERE skill_version = ? AND eval_date < ?",
+        [partition.skill_version, partition.eval_date]).fetchone()
+    if night is not None:
+        found.append(BaselineRun("previous_night", Partition(night, partition.skill_version)))
+    return found
+
+
+def regression_rows(suite: Suite, current: pd.DataFrame, baselines: list[tuple[BaselineRun, pd.DataFrame]],
+                    partition: Partition, run_id: str | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Rows of the ``regressions`` table, and a summary per comparison for metadata/checks."""
+    from eval_pipelines.regression import RegressionPolicy, compare
+
+    policy = RegressionPolicy(alpha=suite.regression.alpha, min_effect=suite.regression.min_effect)
+    rows: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {}
+    for baseline, frame in baselines:
+        result = compare(trial_results(current, []), trial_results(frame, []), policy)
+        common = _base(partition, run_id, suite.name) | {
+            "comparison": baseline.comparison,
+            "baseline_skill_version": baseline.partition.skill_version,
+            "baseline_eval_date": baseline.partition.eval_date,
+        }
+        for case in result.cases:
+            rows.append(common | {
+                "level": "case", "target": case.target, "test_id": case.test_id, "change": case.change,
+                "baseline_pass_rate": case.baseline.pass_rate if case.baseline else None,
+                "current_pass_rate": case.current.pass_rate if case.current else None,
+                "pass_rate_delta": case.pass_rate_delta,
+                "baseline_score": case.baseline.mean_score if case.baseline else None,
+                "current_score": case.current.mean_score if case.current else None,
+                "p_value": case.p_value, "adjusted_p": None, "ci_low": None, "ci_high": None,
+                "detail": _json({"baseline_trials": case.baseline.trials if case.baseline else 0,
+                                 "current_trials": case.current.trials if case.current else 0}),
+            })
+        for t in result.targets:
+            rows.append(common | {
+                "level": "target", "target": t.target, "test_id": None,
+                "change": "regressed" if t.regressed else (
+                    "improved" if t.pass_rate_delta >= policy.min_effect and t.ci_low > 0 else "unchanged"),
+                "baseline_pass_rate": t.baseline_pass_rate, "current_pass_rate": t.current_pass_rate,
+                "pass_rate_delta": t.pass_rate_delta, "baseline_score": None, "current_score": None,
+                "p_value": t.p_value, "adjusted_p": t.adjusted_p, "ci_low": t.ci_low, "ci_high": t.ci_high,
+                "detail": _json({"cases_compared": t.cases_compared, "mcnemar_b": t.mcnemar_b,
+                                 "mcnemar_c": t.mcnemar_c, "mcnemar_p": t.mcnemar_p,
+                                 "score_delta": t.score_delta, "drivers": t.drivers,
+                                 "alpha": policy.alpha, "min_effect": policy.min_effect}),
+            })
+        summary[baseline.comparison] = {
+            "baseline": f"{baseline.partition.skill_version} ({baseline.partition.eval_date})",
+            "regressed": result.regressed,
+            "targets": [t.__dict__ for t in result.targets],
+            "flips": {change: [f"{c.test_id} [{c.target}]" for c in result.cases if c.change == change]
+                      for change in ("regressed", "improved", "flaky", "new", "removed")},
+        }
+    return pd.DataFrame(rows), summary

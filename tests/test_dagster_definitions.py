@@ -15,7 +15,8 @@ from eval_pipelines.definitions import build_definitions
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 
 PROJECT = Path(__file__).resolve().parent.parent
-STAGES = ["eval_suite", "test_cases", "model_outputs", "grades", "test_results", "metrics"]
+STAGES = ["eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
+          "regression_report"]
 
 
 @pytest.fixture
@@ -36,11 +37,15 @@ def test_job_assets_and_checks_resolve(defs: dg.Definitions) -> None:
     assert graph.asset_check_keys == {
         dg.AssetCheckKey(dg.AssetKey("model_outputs"), "every_case_has_an_output"),
         dg.AssetCheckKey(dg.AssetKey("metrics"), "suite_thresholds_met"),
+        dg.AssetCheckKey(dg.AssetKey("metrics"), "blocking_gates"),
+        dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_significant_regression"),
     }
     # The stages form one chain, each partitioned by date x skill version.
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
     for upstream, downstream in zip(STAGES, STAGES[1:]):
-        assert [d.asset_key.to_user_string() for d in specs[downstream].deps] == [upstream]
+        deps = [d.asset_key.to_user_string() for d in specs[downstream].deps]
+        # test_cases also reads the suite directly (inline cases); the rest is one chain.
+        assert deps == ([upstream] if downstream != "test_cases" else ["eval_suite", "eval_datasets"])
     assert not list(specs["eval_suite"].deps)
     assert all(s.partitions_def == job.partitions_def for s in specs.values())
     # The job selects every stage (the checks come with their assets; a run executes them).

@@ -120,10 +120,12 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     assert result.success, failure_messages(result)
     materialized = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     # Every table is some asset's partition; the metrics asset also writes case_metrics.
-    assert set(materialized) == set(TABLES) - {"suites", "case_metrics"} | {"eval_suite"}
+    assert set(materialized) == {"eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades",
+                                 "test_results", "metrics", "regression_report"}
     for event in materialized.values():
         assert event.partition == str(key(CALC))
-    assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True}
+    assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True,
+                              "blocking_gates": True, "no_significant_regression": True}
 
 
 def test_calculator_rows_in_every_table(calculator_run) -> None:
@@ -132,10 +134,12 @@ def test_calculator_rows_in_every_table(calculator_run) -> None:
     metric_rows = found.pop("metrics")
     # 6 cases x (trials, passes, pass_rate, mean_score, its interval, pass@1, pass^1, flaky, case_passed)
     assert found.pop("case_metrics") == 6 * 10
+    # Inline cases only (no external dataset) and no earlier version to compare with.
+    assert (found.pop("datasets"), found.pop("regressions")) == (0, 0)
     assert found == {"suites": 1, "test_cases": 6, "model_outputs": 6, "grades": 6, "test_results": 6}
     assert metric_rows > 0 and metric_rows % 2 == 0  # the same metrics for '*' and for calc-script
     # Every row belongs to this run and this partition.
-    for table in TABLES:
+    for table in set(TABLES) - {"datasets", "regressions"}:
         assert sql(db, f"SELECT DISTINCT run_id, eval_date, skill, version FROM {table}") == [
             (result.run_id, DAY1, "calculator", "1.0.0")]
     (suite,) = sql(db, "SELECT suite, format, n_tests, trials FROM suites")
@@ -169,13 +173,16 @@ def test_rematerialising_replaces_and_a_new_date_keeps_history(calculator_run, t
     again = execute(root, db, instance, CALC, DAY1)
     assert again.success, failure_messages(again)
     assert counts(db, CALC, DAY1) == before  # replaced, not appended
-    for table in TABLES:
+    for table in set(TABLES) - {"datasets", "regressions"}:
         assert sql(db, f"SELECT DISTINCT run_id FROM {table}") == [(again.run_id,)]
     assert again.run_id != first.run_id
 
     nightly = execute(root, db, instance, CALC, DAY2)
     assert nightly.success, failure_messages(nightly)
-    assert counts(db, CALC, DAY2) == before
+    # The second night is compared with the first (model drift): 6 cases + 1 target row, no change.
+    assert counts(db, CALC, DAY2) == before | {"regressions": 7}
+    assert sql(db, "SELECT DISTINCT comparison, baseline_eval_date, change FROM regressions "
+                   "WHERE eval_date = ?", [DAY2]) == [("previous_night", DAY1, "unchanged")]
     assert counts(db, CALC, DAY1) == before  # yesterday's rows are still there
     assert sql(db, "SELECT eval_date, count(*) FROM test_results GROUP BY 1 ORDER BY 1") == [
         (DAY1, 6), (DAY2, 6)]
@@ -199,7 +206,10 @@ def test_support_triage_datasets_and_threshold_check(tmp_path: Path, instance: d
     result = execute(root, db, instance, skill_version)
     # A missed gate fails the check, not the run.
     assert result.success, failure_messages(result)
-    assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": gate_met}
+    found_checks = checks(result)
+    assert {k: found_checks[k] for k in ("every_case_has_an_output", "suite_thresholds_met")} == {
+        "every_case_has_an_output": True, "suite_thresholds_met": gate_met}
+    assert found_checks["blocking_gates"] is True  # the suite does not declare `blocking: true`
     found = counts(db, skill_version)
     assert (found["suites"], found["test_cases"], found["model_outputs"], found["test_results"]) == (1, 10, 10, 10)
     assert found["grades"] > 10  # suite-level assertions apply to every case, plus each case's own
@@ -257,7 +267,8 @@ def test_openai_target_outputs_come_from_the_server(tmp_path: Path, instance: dg
 
     result = execute(tmp_path, db, instance, BOT)
     assert result.success, failure_messages(result)
-    assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True}
+    assert {k: v for k, v in checks(result).items() if k in ("every_case_has_an_output", "suite_thresholds_met")} == {
+        "every_case_has_an_output": True, "suite_thresholds_met": True}
 
     # One request per case, through the real client, with the skill's prompt and the key from the env.
     assert fake_openai.request_count == 4

@@ -10,6 +10,7 @@ read their upstream's rows back from DuckDB, so each stage re-runs on its own.
 
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, TypeVar
 
 import dagster as dg
@@ -44,8 +45,11 @@ def _readable(action: Callable[[], T]) -> T:
 def _write(store: EvalStore, table: str, partition: Partition, rows: pd.DataFrame) -> dict[str, dg.MetadataValue]:
     with store.connect() as con:
         written = replace_partition(con, table, partition, rows)
+        columns = con.execute(f"DESCRIBE {table}").fetchall()
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind, *_ in columns])
     return {
         "dagster/row_count": dg.MetadataValue.int(written),
+        "dagster/column_schema": schema,
         "table": dg.MetadataValue.text(table),
         "partition": dg.MetadataValue.text(f"{partition.eval_date} / {partition.skill_version}"),
     }
@@ -91,6 +95,20 @@ def eval_suite(context: dg.AssetExecutionContext, project: EvalProject, store: E
 
 
 @dg.asset(**_COMMON, deps=[eval_suite], pool="duckdb", kinds={"duckdb"},
+          description="External dataset files (JSONL/CSV/YAML) the suite read, with content hashes.")
+def eval_datasets(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    rows = pipeline.dataset_rows(stored.suite, partition, context.run.run_id)
+    meta = _write(store, "datasets", partition, rows)
+    if not rows.empty:
+        meta["files"] = dg.MetadataValue.md("\n".join(
+            f"- `{Path(r['path']).name}`: {r['test_cases']} cases, sha256 {r['sha256'][:12]}"
+            for r in rows.to_dict("records")))
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(**_COMMON, deps=[eval_suite, eval_datasets], pool="duckdb", kinds={"duckdb"},
           description="Every test case of the suite (inline and external dataset rows), one row each.")
 def test_cases(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
@@ -174,12 +192,65 @@ def metrics(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Materiali
     meta["case_metric_rows"] = dg.MetadataValue.int(len(per_case))
     _write(store, "case_metrics", partition, per_case)
     overall = {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == "*"}
-    table = "| metric | value |\n|---|---|\n" + "\n".join(
-        f"| {k} | {v:.4g} |" for k, v in overall.items())
-    meta["summary"] = dg.MetadataValue.md(table)
-    if "pass_rate" in overall:
-        meta["pass_rate"] = dg.MetadataValue.float(overall["pass_rate"])
+    meta["summary"] = dg.MetadataValue.md(summary_markdown(overall, results))
+    # Numeric metadata: Dagster plots these across partitions (versions and nights).
+    for name in ("pass_rate", "mean_score", "pass_at_1", "case_pass_rate", "cost_usd", "latency_p50_ms",
+                 "latency_p95_ms", "errors"):
+        if name in overall:
+            meta[name] = dg.MetadataValue.float(float(overall[name]))
     return dg.MaterializeResult(metadata=meta)
 
 
-ASSETS = [eval_suite, test_cases, model_outputs, grades, test_results, metrics]
+def summary_markdown(overall: dict[str, float], results: pd.DataFrame) -> str:
+    """The metrics table plus the failing cases, as shown in the asset's UI page."""
+    keys = ["pass_rate", "mean_score", "case_pass_rate", "cost_usd", "latency_p50_ms", "latency_p95_ms"]
+    keys += sorted(k for k in overall if k.startswith(("pass_at_", "pass_hat_")))
+    keys += ["trials", "passed", "borderline", "failed", "errors", "not_evaluated", "pending_human"]
+    lines = ["| metric | value |", "|---|---|"]
+    lines += [f"| {k} | {overall[k]:.4g} |" for k in keys if k in overall]
+    failing = results[(results["verdict"] != "pass") & results["status"].isin(["graded", "error"])] \
+        if not results.empty else results
+    if len(failing):
+        lines += ["", f"**Failures ({len(failing)})**", ""]
+        lines += [f"- `{r['test_id']}` [{r['target']}] {r['status']}: {r['reason']}"
+                  for r in failing.head(20).to_dict("records")]
+    return "\n".join(lines)
+
+
+@dg.asset(**_COMMON, deps=[metrics], pool="duckdb", kinds={"duckdb"},
+          description="Per-case flips and metric changes against the previous version and the previous "
+                      "night, with p-values and intervals (table regressions).")
+def regression_report(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
+    partition = partition_of(context)
+    stored = _stored(store, partition)
+    with store.connect() as con:
+        current = read_partition(con, "test_results", partition)
+        baselines = [(b, read_partition(con, "test_results", b.partition))
+                     for b in pipeline.find_baselines(con, partition, stored.suite.baseline)]
+    rows, summary = pipeline.regression_rows(stored.suite, current, baselines, partition, context.run.run_id)
+    meta = _write(store, "regressions", partition, rows)
+    meta["comparisons"] = dg.MetadataValue.md(regression_markdown(summary) or "no baseline yet")
+    meta["regressed"] = dg.MetadataValue.bool(any(v["regressed"] for v in summary.values()))
+    return dg.MaterializeResult(metadata=meta)
+
+
+def regression_markdown(summary: dict) -> str:
+    lines = []
+    for comparison, info in summary.items():
+        lines += [f"### {comparison.replace('_', ' ')}: against {info['baseline']}", "",
+                  "| target | cases | pass rate before | after | change | 95% interval | p (Holm) | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for t in info["targets"]:
+            lines.append(
+                f"| {t['target']} | {t['cases_compared']} | {t['baseline_pass_rate']:.1%} | "
+                f"{t['current_pass_rate']:.1%} | {t['pass_rate_delta']:+.1%} | "
+                f"[{t['ci_low']:+.1%}, {t['ci_high']:+.1%}] | {t['adjusted_p']:.3g} | "
+                f"{'REGRESSED' if t['regressed'] else 'ok'} |")
+        for change, cases in info["flips"].items():
+            if cases:
+                lines.append(f"- {change}: {', '.join(cases[:20])}" + (" ..." if len(cases) > 20 else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
+ASSETS = [eval_suite, eval_datasets, test_cases, model_outputs, grades, test_results, metrics, regression_report]

@@ -26,7 +26,7 @@ from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.datasets import read_test_rows
 from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
 from eval_pipelines.spec.models import (
-    TOOL_NAME_PATTERN, Assertion, Execution, Message, Settings, Suite, TestCase, ToolSpec,
+    TOOL_NAME_PATTERN, Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, ToolSpec,
     Trials, Workspace, merge_tools, tool_parameters_problem,
 )
 from eval_pipelines.spec.paths import PathPolicy
@@ -36,7 +36,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset", "judge", "baseline", "tools", "max_steps",
+    "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps",
 }
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
@@ -464,6 +464,14 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             settings = Settings.model_validate(raw["settings"])
         except ValidationError as exc:
             ctx.errors.extend(pydantic_errors(doc, ("settings",), exc, list(Settings.model_fields)))
+    regression = RegressionSettings()
+    if "regression" in raw:
+        try:
+            regression = RegressionSettings.model_validate(raw["regression"])
+        except ValidationError as exc:
+            ctx.errors.extend(pydantic_errors(doc, ("regression",), exc, list(RegressionSettings.model_fields)))
+    if not isinstance(raw.get("blocking", False), bool):
+        ctx.error(doc, ("blocking",), f"got {raw['blocking']!r}", "true or false")
     workspace = None
     if "workspace" in raw:
         try:
@@ -503,6 +511,8 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         judge=raw.get("judge") if isinstance(raw.get("judge"), str) else None,
         workspace=workspace,
         baseline=str(raw["baseline"]) if raw.get("baseline") is not None else None,
+        regression=regression,
+        blocking=raw.get("blocking") is True,
         tools=defaults.tools,
         max_steps=defaults.max_steps,
         tests=tests,

@@ -38,7 +38,8 @@ ENVIRONMENT_THRESHOLDS = {
     "production": (0.90, 0.99, 0.80),
     "critical": (0.95, 0.999, 0.90),
 }
-SUITE_KEYS = {"name", "version", "description", "config", "evals", "reporting", "thresholds", "environment"}
+SUITE_KEYS = {"name", "version", "description", "config", "evals", "reporting", "thresholds", "environment",
+              "blocking"}
 EVAL_KEYS = {"schema_version", "eval_type", "metadata", "config", "test_cases", "baseline", "test_case",
              "grader", "current", "comparison"}
 ENTRY_KEYS = {"id", "name", "description", "category", "input", "expected_output", "expected", "grader",
@@ -343,12 +344,14 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     version = None
     thresholds: dict[str, float] = {}
     reporting: Reporting | None = None
+    blocking = False
     if isinstance(data, dict) and "eval_suite" in data:
         suite_raw = data["eval_suite"]
         if not isinstance(suite_raw, dict):
             raise SpecErrors.single(doc.file, "invalid eval_suite", path=("eval_suite",), line=doc.line_of(("eval_suite",)))
         ctx.unknown(doc, ("eval_suite",), suite_raw, SUITE_KEYS)
         name = str(suite_raw.get("name") or name)
+        blocking = suite_raw.get("blocking") is True
         description = suite_raw.get("description")
         version = None if suite_raw.get("version") is None else str(suite_raw["version"])
         config = suite_raw.get("config") or {}
@@ -395,6 +398,7 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     settings = Settings(**ctx.settings)
     suite = Suite(name=name, description=description, version=version, format="harness",
                   source_file=str(doc.file), settings=settings, thresholds=thresholds, reporting=reporting,
+                  blocking=blocking,
                   tests=loader.tests)
     return suite, ctx.warnings
 

@@ -180,6 +180,13 @@ class Reporting(Model):
     notify_on_failure: bool = False
 
 
+class RegressionSettings(Model):
+    """How sure the regression check must be before it fails (see ``regression``)."""
+
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    min_effect: float = Field(default=0.05, ge=0, le=1)
+
+
 class TestCase(Model):
     __test__ = False  # not a pytest class
 
@@ -235,6 +242,9 @@ class Suite(Model):
     reporting: Reporting | None = None
     # A version to compare with instead of the previous one (``1.2.0`` or ``name@1.2.0``).
     baseline: str | None = None
+    regression: RegressionSettings = Field(default_factory=RegressionSettings)
+    # Seed 003 `blocking: true`: a missed gate stops the run's downstream assets.
+    blocking: bool = False
     # Gates for the whole suite: required_pass_rate, pass_at_1, pass_hat_3, ...
     thresholds: dict[str, float] = Field(default_factory=dict)
     # Defaults for every test: tools (a test's tool of the same name wins) and max_steps.

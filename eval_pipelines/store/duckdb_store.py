@@ -25,7 +25,8 @@ import duckdb
 import pandas as pd
 
 LOCK_WAIT_S = 120.0
-TABLES = ("suites", "test_cases", "model_outputs", "grades", "test_results", "metrics", "case_metrics")
+TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
+          "case_metrics", "regressions")
 
 
 class DatabaseBusy(RuntimeError):

@@ -165,3 +165,47 @@ CREATE TABLE IF NOT EXISTS case_metrics (
     metric         VARCHAR NOT NULL,
     value          DOUBLE NOT NULL
 );
+
+-- Regression report: the partition compared with its baselines (the previous
+-- version, and the previous night of the same version). One row per case and
+-- one per target (test_id NULL, level 'target') for each comparison.
+CREATE TABLE IF NOT EXISTS regressions (
+    eval_date               VARCHAR NOT NULL,
+    skill_version           VARCHAR NOT NULL,
+    skill                   VARCHAR NOT NULL,
+    version                 VARCHAR NOT NULL,
+    run_id                  VARCHAR,
+    suite                   VARCHAR NOT NULL,
+    comparison              VARCHAR NOT NULL,
+    baseline_skill_version  VARCHAR NOT NULL,
+    baseline_eval_date      VARCHAR NOT NULL,
+    level                   VARCHAR NOT NULL,
+    target                  VARCHAR NOT NULL,
+    test_id                 VARCHAR,
+    change                  VARCHAR NOT NULL,
+    baseline_pass_rate      DOUBLE,
+    current_pass_rate       DOUBLE,
+    pass_rate_delta         DOUBLE,
+    baseline_score          DOUBLE,
+    current_score           DOUBLE,
+    p_value                 DOUBLE,
+    adjusted_p              DOUBLE,
+    ci_low                  DOUBLE,
+    ci_high                 DOUBLE,
+    detail                  JSON NOT NULL
+);
+
+-- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
+-- so a changed dataset is visible between runs.
+CREATE TABLE IF NOT EXISTS datasets (
+    eval_date      VARCHAR NOT NULL,
+    skill_version  VARCHAR NOT NULL,
+    skill          VARCHAR NOT NULL,
+    version        VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    suite          VARCHAR NOT NULL,
+    path           VARCHAR NOT NULL,
+    sha256         VARCHAR NOT NULL,
+    bytes          BIGINT NOT NULL,
+    test_cases     INTEGER NOT NULL
+);
