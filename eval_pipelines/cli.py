@@ -349,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source")
     p.add_argument("--out", help="output path (default: eval/tests.json beside the source)")
     p.set_defaults(func=cmd_convert)
+    from eval_pipelines.reports.cli_report import add_report_parser
+
+    add_report_parser(sub, common)
     return parser
 
 

@@ -383,3 +383,39 @@ def test_a_stage_without_its_upstream_rows_says_what_to_run(tmp_path: Path,
     assert not result.success
     message = failure_messages(result)["test_cases"]
     assert "materialise eval_suite first" in message and "Traceback" not in message
+
+
+# ---- regression report and its check --------------------------------------------
+
+
+def test_a_version_that_breaks_passing_cases_fails_the_regression_check(tmp_path: Path, instance) -> None:
+    root = make_project(tmp_path, "support-triage/1.0.0", "support-triage/2.0.0")
+    db = tmp_path / "results.duckdb"
+    assert execute(root, db, instance, "support-triage@1.0.0").success
+    result = execute(root, db, instance, "support-triage@2.0.0")
+    assert result.success, failure_messages(result)  # a failed check is a finding, not a crash
+    (evaluation,) = [e for e in result.get_asset_check_evaluations()
+                     if e.check_name == "no_significant_regression"]
+    assert evaluation.passed is False
+    assert "previous_version" in evaluation.description and "tech-crash" in evaluation.description
+    comparisons = evaluation.metadata["comparisons"].value
+    (versus,) = [c for c in comparisons if c["comparison"] == "previous_version"]
+    assert versus["baseline"] == "support-triage@1.0.0 (2026-11-20)"
+    assert versus["estimate"] == pytest.approx(-0.9) and versus["interval"][1] < 0
+    assert versus["adjusted_p"] < 0.05 and "account-2fa" in versus["cases"]
+    flips = dict(sql(db, "SELECT test_id, change FROM regressions WHERE level = 'case' "
+                         "AND skill_version = 'support-triage@2.0.0'"))
+    assert flips["tech-crash"] == "regressed" and flips["billing-refund"] == "unchanged"
+
+
+def test_small_mixed_changes_do_not_cry_wolf(tmp_path: Path, instance) -> None:
+    # calculator 1.1.0 breaks tc-002 and fixes tc-005: no significant drop.
+    root = make_project(tmp_path, "calculator/v1.0.0", "calculator/v1.1.0")
+    db = tmp_path / "results.duckdb"
+    assert execute(root, db, instance, "calculator@1.0.0").success
+    result = execute(root, db, instance, "calculator@1.1.0")
+    checks_ = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert checks_["no_significant_regression"].passed is True
+    flips = dict(sql(db, "SELECT test_id, change FROM regressions WHERE level = 'case' "
+                         "AND skill_version = 'calculator@1.1.0'"))
+    assert (flips["tc-002"], flips["tc-005"]) == ("regressed", "improved")

@@ -253,4 +253,17 @@ def regression_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-ASSETS = [eval_suite, eval_datasets, test_cases, model_outputs, grades, test_results, metrics, regression_report]
+@dg.asset(**_COMMON, deps=[regression_report], pool="duckdb", kinds={"json", "markdown", "html"},
+          description="The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
+                      "compared with the baseline version; files under reports/<date>/.")
+def eval_report(context: dg.AssetExecutionContext, project: EvalProject, store: EvalStore) -> dg.MaterializeResult:
+    from eval_pipelines.reports.cli_report import report_metadata
+
+    partition = partition_of(context)
+    out_dir = Path(project.root).resolve() / "reports" / partition.eval_date
+    return dg.MaterializeResult(metadata=report_metadata(store.db_path, partition.skill_version,
+                                                         partition.eval_date, out_dir))
+
+
+ASSETS = [eval_suite, eval_datasets, test_cases, model_outputs, grades, test_results, metrics, regression_report,
+          eval_report]

@@ -75,6 +75,8 @@ def load_skill(
     suite_file = find_suite_file(package.root)
     policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
     suite, warnings = load_suite(suite_file, policy)
+    if suite.name in (suite_file.stem, suite_file.parent.name, suite_file.parent.parent.name):
+        suite.name = package.name  # the suite named itself after a file or folder: use the skill's name
     if suite.system_prompt is None:  # a prompt-mode suite brings its own
         suite.system_prompt = package.body or None
     if suite.version is None:

@@ -79,6 +79,10 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_W
     try:
         if not read_only:
             con.execute(schema_sql())
+            # The documented SQL views (latest_results, version_comparison, ...).
+            from eval_pipelines.reports.views import ensure_views
+
+            ensure_views(con)
         yield con
     finally:
         con.close()

@@ -1,0 +1,191 @@
+"""``eval-pipelines report`` and the reports written on every materialisation.
+
+    eval-pipelines report --skill NAME [--version V] [--against BASELINE|none]
+                          [--format json|md|html|all] [--out PATH] [--date YYYY-MM-DD] [--db PATH]
+
+Exit codes: 0 the report was written (a report is not a gate: failing cases
+still exit 0); 2 invalid input (unknown skill, version, baseline or date, no
+database), printed as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from eval_pipelines.reports.data import NO_BASELINE, ReportData, ReportError, load_report
+
+EXIT_OK, EXIT_INVALID = 0, 2
+EXTENSIONS = {"json": "json", "md": "md", "html": "html"}
+FORMAT_ALIASES = {"markdown": "md", "json": "json", "md": "md", "html": "html"}
+
+
+def renderer(fmt: str) -> Callable[[ReportData], str]:
+    fmt = FORMAT_ALIASES[fmt]
+    if fmt == "json":
+        from eval_pipelines.reports.json_report import render_json
+
+        return render_json
+    if fmt == "md":
+        from eval_pipelines.reports.markdown import render_markdown
+
+        return render_markdown
+    from eval_pipelines.reports.html import render_html
+
+    return render_html
+
+
+def report_filename(data: ReportData, fmt: str, name_baseline: bool = False) -> str:
+    """``<skill>-<version>.<ext>``; ``-vs-<baseline>`` added when the baseline was chosen explicitly."""
+    stem = f"{data.run.skill}-{data.run.version}"
+    if name_baseline and data.baseline is not None:
+        stem += f"-vs-{data.baseline.version}"
+        if data.baseline.version == data.run.version:
+            stem += f"-{data.baseline.eval_date}"
+    return f"{stem}.{EXTENSIONS[FORMAT_ALIASES[fmt]]}".replace("/", "_")
+
+
+def write_report(data: ReportData, fmt: str, out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = renderer(fmt)(data)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)  # readers never see half a report
+    return out
+
+
+def _install_views(db_path: str) -> None:
+    """Best effort: the report command leaves the documented views in the database."""
+    from eval_pipelines.reports.views import ensure_views
+    from eval_pipelines.store.duckdb_store import connect
+
+    try:
+        with connect(db_path) as con:
+            ensure_views(con)
+    except Exception as exc:  # noqa: BLE001 - a report must not fail because a view could not be created
+        print(f"warning: could not install the SQL views: {exc}", file=sys.stderr)
+
+
+def _default_db(root: str, db: str | None) -> str:
+    if db:
+        return db
+    if os.environ.get("EVAL_PIPELINES_DB"):
+        return os.environ["EVAL_PIPELINES_DB"]
+    return str(Path(root).resolve() / ".data" / "eval_pipelines.duckdb")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    root = getattr(args, "root", None) or os.environ.get("EVAL_PIPELINES_HOME", ".")
+    db_path = _default_db(root, args.db)
+    formats = ["json", "md", "html"] if args.format == "all" else [FORMAT_ALIASES[args.format]]
+    try:
+        data = load_report(db_path, args.skill, version=args.version, eval_date=args.date, against=args.against)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.out == "-":
+        if len(formats) > 1:
+            print("error: --out - (standard output) needs a single --format", file=sys.stderr)
+            return EXIT_INVALID
+        sys.stdout.write(renderer(formats[0])(data))
+        return EXIT_OK
+    explicit = args.against is not None and args.against.strip().lower() != NO_BASELINE
+    for fmt in formats:
+        if args.out and len(formats) == 1:
+            out = Path(args.out)
+            if out.is_dir():
+                out = out / report_filename(data, fmt, explicit)
+        else:
+            folder = Path(args.out) if args.out else Path(root) / "reports"
+            out = folder / report_filename(data, fmt, explicit)
+        try:
+            write_report(data, fmt, out)
+        except OSError as exc:
+            print(f"error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"wrote {out}")
+    _install_views(db_path)
+    return EXIT_OK
+
+
+def add_report_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register ``report`` on the CLI's subparsers (``sub``), sharing ``--root`` (``common``)."""
+    p = sub.add_parser("report", parents=[common],
+                       help="write the report of a skill version's run, compared with its baseline "
+                            "(JSON, Markdown or self-contained HTML)")
+    p.add_argument("--skill", required=True, help="skill name (front matter `name`)")
+    p.add_argument("--version", help="skill version (default: the latest with results, semantic-version order)")
+    p.add_argument("--against", metavar="BASELINE",
+                   help="version to compare with (default: the suite's pinned baseline, else the previous "
+                        f"version with results; `{NO_BASELINE}`: no comparison; the same version: its "
+                        "previous evaluation date)")
+    p.add_argument("--format", choices=["json", "md", "markdown", "html", "all"], default="all",
+                   help="report format (default: all three)")
+    p.add_argument("--out", help="file to write (`-` for standard output; a folder with --format all); "
+                                 "default reports/<skill>-<version>.<ext> (-vs-<baseline> added with --against)")
+    p.add_argument("--date", help="evaluation date YYYY-MM-DD (default: the version's latest)")
+    p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
+    p.set_defaults(func=cmd_report)
+    return p
+
+
+# ---- on every materialisation ----------------------------------------------------
+
+def _formats_for(data: ReportData, formats: list[str] | None) -> list[str]:
+    if formats:
+        return [FORMAT_ALIASES[f] for f in formats]
+    wanted = (data.run.reporting or {}).get("format") if isinstance(data.run.reporting, dict) else None
+    if wanted:
+        return list(dict.fromkeys(FORMAT_ALIASES[f] for f in wanted if f in FORMAT_ALIASES)) or ["json", "md", "html"]
+    return ["json", "md", "html"]
+
+
+def write_reports(db_path: str | Path, skill_version: str, eval_date: str, out_dir: str | Path,
+                  formats: list[str] | None = None, against: str | None = None) -> dict[str, Path]:
+    """Write the partition's reports into ``out_dir``; returns {format: path}.
+
+    Formats: ``formats``, else the suite's ``reporting.format`` (seed 003), else all three.
+    File names: ``<skill>-<version>.<ext>``, written atomically (temporary file, then rename).
+    """
+    skill, _, version = skill_version.partition("@")
+    data = load_report(db_path, skill, version=version, eval_date=eval_date, against=against)
+    written: dict[str, Path] = {}
+    for fmt in _formats_for(data, formats):
+        written[fmt] = write_report(data, fmt, Path(out_dir) / report_filename(data, fmt))
+    return written
+
+
+def report_metadata(db_path: str | Path, skill_version: str, eval_date: str,
+                    out_dir: str | Path) -> dict[str, Any]:
+    """Write the partition's reports and return Dagster asset metadata: one path entry per
+    format and the Markdown summary (shown in the UI)."""
+    import dagster as dg
+
+    from eval_pipelines.reports.markdown import render_markdown_summary
+
+    skill, _, version = skill_version.partition("@")
+    data = load_report(db_path, skill, version=version, eval_date=eval_date)
+    written = {fmt: write_report(data, fmt, Path(out_dir) / report_filename(data, fmt))
+               for fmt in _formats_for(data, None)}
+    meta: dict[str, Any] = {f"report_{fmt}": dg.MetadataValue.path(str(path)) for fmt, path in written.items()}
+    meta["report_summary"] = dg.MetadataValue.md(render_markdown_summary(data))
+    return meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m eval_pipelines.reports.cli_report`` until the main CLI registers ``report``."""
+    parser = argparse.ArgumentParser(prog="eval-pipelines")
+    parser.add_argument("--root", default=None)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", default=argparse.SUPPRESS)
+    add_report_parser(parser.add_subparsers(dest="command", required=True), common)
+    args = parser.parse_args(argv)
+    args.root = args.root or os.environ.get("EVAL_PIPELINES_HOME", ".")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The Markdown report: seed 003's phase-completion layout ("Eval Results in Phase Report").
+
+    ## Phase Completion Report
+    ### Eval Results
+    | Metric | Value | Threshold | Status |
+    #### <Category> Evals (passed/counted passed)
+    - [x] id: name
+    - [ ] id: name (FAILED)
+      - Expected: ...
+      - Actual: ...
+    ### Recommendations
+    1. ...
+
+``render_markdown_summary`` is the short form (header, metric table, counts,
+changes, recommendations) for the Dagster UI.
+"""
+
+from __future__ import annotations
+
+import re
+
+from eval_pipelines.reports.data import CaseResult, ReportData
+from eval_pipelines.reports.json_report import (
+    actual_text,
+    case_label,
+    expected_text,
+    failure_reason,
+    format_value,
+    metric_table,
+    recommendations,
+    short,
+    summary,
+    timestamp,
+)
+
+
+def cell(text: object) -> str:
+    """Text safe inside a table cell or a list item: one line, pipes and markup escaped."""
+    value = short(text if isinstance(text, str) else ("" if text is None else str(text)), 1000)
+    for char in ("\\", "|", "`", "*", "_", "[", "]", "<", ">"):
+        value = value.replace(char, "\\" + char)
+    return value
+
+
+def inline(text: str) -> str:
+    """Markdown-escape ``text`` except inside its `code spans` (recommendations use them)."""
+    parts = re.split(r"(`[^`]*`)", short(text, 1000))
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else cell(p) for p in parts)
+
+
+def code(text: object, limit: int = 200) -> str:
+    """Inline code that survives backticks in the text."""
+    value = short(text, limit) if not isinstance(text, str) or text.strip() else repr(text)
+    fence = "``" if "`" in value else "`"
+    pad = " " if value.startswith("`") or value.endswith("`") or fence == "``" else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def _status_word(case: CaseResult) -> str:
+    return {"fail": "FAILED", "borderline": "BORDERLINE", "error": "ERROR",
+            "not_evaluated": "NOT EVALUATED", "pending_human": "PENDING HUMAN REVIEW"}.get(case.outcome, "")
+
+
+def _header(data: ReportData) -> list[str]:
+    run = data.run
+    env = run.environment
+    targets = ", ".join(
+        f"{t['name']}" + (f" ({t['type']}{', ' + t['model'] if t.get('model') else ''})" if t.get("type") else "")
+        for t in env.get("targets", []))
+    duration = "n/a" if run.duration_seconds is None else f"{run.duration_seconds:.1f} s"
+    lines = [
+        f"# Eval report: {cell(run.skill)} {cell(run.version)}",
+        "",
+        "## Phase Completion Report",
+        "",
+        f"- Suite: {code(run.suite)} ({run.suite_format or 'unknown format'}), "
+        f"skill version {code(run.skill_version)}, evaluation date {run.eval_date}",
+        f"- Run: {code(run.run_id or 'unknown')}, started {timestamp(run) or 'n/a'}, duration {duration}",
+        f"- Environment: {cell(targets) or 'no targets'}; Python {env.get('python')}, "
+        f"DuckDB {env.get('duckdb')}, eval-pipelines {env.get('eval_pipelines')}",
+    ]
+    if data.baseline is not None:
+        lines.append(f"- Compared with: {code(data.baseline.skill_version)} "
+                     f"(evaluation date {data.baseline.eval_date})")
+    return lines
+
+
+def _metric_table(data: ReportData) -> list[str]:
+    rows = metric_table(data)
+    compared = data.baseline is not None
+    head = "| Metric | Value | Threshold | Status |"
+    rule = "|--------|-------|-----------|--------|"
+    if compared:
+        head += f" {cell(data.baseline.version)} |"
+        rule += "------|"
+    lines = [head, rule]
+    for row in rows:
+        threshold = "—" if row["threshold"] is None else f"{row['threshold']:g}"
+        line = (f"| {row['label']} | {format_value(row['metric'], row['value'])} | {threshold} | "
+                f"{row['status'] or '—'} |")
+        if compared:
+            line += f" {format_value(row['metric'], row['baseline'])} |"
+        lines.append(line)
+    return lines
+
+
+def _counts_line(data: ReportData) -> str:
+    s = summary(data)
+    rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.0%}"
+    parts = [f"**{s['passed']}/{s['passed'] + s['failed']} passed**", f"{s['failed']} failed",
+             f"{s['skipped']} skipped"]
+    if s["errors"]:
+        parts.append(f"{s['errors']} errors")
+    return ", ".join(parts) + f" (pass rate {rate}; skipped = not evaluated or waiting for human review)"
+
+
+def _checklist(data: ReportData) -> list[str]:
+    lines: list[str] = []
+    by_category: dict[str, list[CaseResult]] = {}
+    for case in data.cases:
+        by_category.setdefault(case.category, []).append(case)
+    for category, cases in sorted(by_category.items()):
+        counted = [c for c in cases if c.counted]
+        passed = sum(c.passed for c in counted)
+        skipped = len(cases) - len(counted)
+        extra = f", {skipped} skipped" if skipped else ""
+        title = category.replace("_", " ").replace("-", " ")
+        lines += ["", f"#### {cell(title[:1].upper() + title[1:])} Evals ({passed}/{len(counted)} passed{extra})"]
+        for case in cases:
+            name = f": {cell(case.name)}" if case.name and case.name != case.test_id else ""
+            mark = "x" if case.passed else " "
+            notes = [w for w in (_status_word(case),) if w]
+            if case.change in ("regressed", "fixed") and case.baseline is not None:
+                notes.append(f"{case.change}: {case.baseline.verdict or case.baseline.status} in "
+                             f"{data.baseline.version if data.baseline else case.baseline.version}")
+            note = f" ({'; '.join(notes)})" if notes else ""
+            lines.append(f"- [{mark}] {cell(case_label(case, data))}{name}{note}")
+            if case.failed:
+                lines.append(f"  - Expected: {code(expected_text(case))}")
+                lines.append(f"  - Actual: {code(actual_text(case))}")
+                lines.append(f"  - Why: {cell(failure_reason(case))}")
+            elif not case.counted:
+                lines.append(f"  - Why: {cell(case.reason)}")
+    return lines
+
+
+def _changes(data: ReportData) -> list[str]:
+    if data.baseline is None:
+        return []
+    moved = [c for c in data.cases if c.change in ("regressed", "fixed", "changed")]
+    lines = ["", f"### Changes since {cell(data.baseline.version)}", ""]
+    base_rate, rate = data.baseline_metrics.get("pass_rate"), data.overall.get("pass_rate")
+    if base_rate is not None and rate is not None:
+        lines.append(f"Pass rate {base_rate:.0%} → {rate:.0%} ({(rate - base_rate) * 100:+.0f} points).")
+        lines.append("")
+    if not moved and not data.removed and not data.changed("new"):
+        lines.append("No case changed its verdict.")
+        return lines
+    lines += [f"| Case | {cell(data.baseline.version)} | {cell(data.run.version)} | Change |",
+              "|------|------|------|--------|"]
+    for case in moved:
+        before = case.baseline.verdict or case.baseline.status if case.baseline else "—"
+        lines.append(f"| {cell(case_label(case, data))} | {before} | {case.outcome} | {case.change} |")
+    for case in data.changed("new"):
+        lines.append(f"| {cell(case_label(case, data))} | — | {case.outcome} | new |")
+    for test_id in data.removed:
+        lines.append(f"| {cell(test_id)} | (present) | — | removed |")
+    return lines
+
+
+def _recommendations(data: ReportData) -> list[str]:
+    recs = recommendations(data)
+    lines = ["", "### Recommendations", ""]
+    if not recs:
+        return lines + ["None: every evaluated case passed and every threshold was met."]
+    return lines + [f"{i}. {inline(r)}" for i, r in enumerate(recs, 1)]
+
+
+def render_markdown(data: ReportData) -> str:
+    lines = _header(data)
+    lines += ["", "### Eval Results", ""] + _metric_table(data) + ["", _counts_line(data)]
+    lines += _checklist(data)
+    lines += _changes(data)
+    lines += _recommendations(data)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_markdown_summary(data: ReportData) -> str:
+    """The short form for the Dagster UI: no per-case checklist."""
+    run = data.run
+    lines = [f"**{cell(run.skill_version)}** on {run.eval_date}"
+             + (f", compared with {cell(data.baseline.skill_version)}" if data.baseline else ""), ""]
+    lines += _metric_table(data) + ["", _counts_line(data)]
+    if data.baseline is not None:
+        regressed = data.changed("regressed")
+        fixed = data.changed("fixed")
+        lines += ["", f"Regressed: {', '.join(cell(c.test_id) for c in regressed) or 'none'}; "
+                      f"fixed: {', '.join(cell(c.test_id) for c in fixed) or 'none'}"]
+    lines += _recommendations(data)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+__all__ = ["render_markdown", "render_markdown_summary"]
