@@ -4,17 +4,24 @@ Per case, over its trials: a single-trial case *regressed* when it went from
 pass to fail; with several trials it regressed only when Fisher's exact test
 says the drop in its pass rate is significant (``case_alpha``) and at least
 ``min_effect``; a case whose trials disagree without a significant change is
-*flaky*, not a regression.
+*flaky*, not a regression. A case whose trials all agree on each side but
+flipped from all-pass to all-fail is *regressed* even when it has too few
+trials for Fisher's test to be significant (2 or 3 per side), like a
+single-trial flip.
 
 Per target, over the cases present on both sides: the estimate is the mean of
 per-case pass-rate differences (a flaky case that passes 2 of 5 on both sides
-contributes exactly 0), tested with an exact/Monte-Carlo sign-flip
+contributes exactly 0), tested with an exact sign-flip
 permutation test (one-sided, for a drop), with a paired bootstrap 95%
 interval. With one trial per case this test is McNemar's exact test, whose
 discordant counts are reported too. Several targets are corrected with Holm's
 method, so adding targets does not inflate false alarms. The suite regressed
 when an adjusted p-value is below ``alpha`` and the drop is at least
-``min_effect``.
+``min_effect``. Its drivers are the individually regressed cases, then - for
+a regressed target - the other cases whose pass rate fell, largest fall first
+(a thin drop over many cases can be significant while no single case is).
+``benchmarks/regression_power.py`` measures detection and false-alarm rates
+(docs/regression-detection.md).
 """
 
 from __future__ import annotations
@@ -125,6 +132,13 @@ def classify(base: Side | None, cur: Side | None, policy: RegressionPolicy) -> t
         return "improved", rise_p
     if base.mixed or cur.mixed:
         return "flaky", min(drop_p, rise_p)
+    # Neither side mixed: every trial agreed on each side. A full flip (all pass ->
+    # all fail) with too few trials for Fisher to reach case_alpha (2 or 3 per
+    # side: p >= 0.05) is as clear as a single-trial flip, not "unchanged".
+    if delta < 0:
+        return "regressed", drop_p
+    if delta > 0:
+        return "improved", rise_p
     return "unchanged", min(drop_p, rise_p)
 
 
@@ -152,8 +166,13 @@ def compare(current: Iterable[TrialResult], baseline: Iterable[TrialResult],
     for (target, paired, diffs, b, c_, low, high, p), adj in zip(raw, adjusted):
         delta = sum(diffs) / len(diffs)
         regressed = adj < policy.alpha and -delta >= policy.min_effect
-        drivers = [c.test_id for c in sorted(paired, key=lambda c: c.pass_rate_delta or 0.0)
-                   if c.change == "regressed"]
+        ranked = sorted(paired, key=lambda c: (c.pass_rate_delta or 0.0, c.test_id))
+        drivers = [c.test_id for c in ranked if c.change == "regressed"]
+        if regressed:
+            # A drop spread thinly over many cases can be significant for the target
+            # while no single case is: then the cases that fell, largest fall first.
+            drivers += [c.test_id for c in ranked
+                        if c.change != "regressed" and (c.pass_rate_delta or 0.0) < 0]
         verdicts.append(TargetVerdict(
             target=target, cases_compared=len(paired),
             baseline_pass_rate=sum(c.baseline.pass_rate for c in paired) / len(paired),

@@ -1,26 +1,55 @@
-"""Small, exact statistics for regression verdicts (no SciPy needed).
+"""Small, exact statistics for regression verdicts (no SciPy needed; NumPy only).
 
 * McNemar's exact test on paired binary verdicts (binomial on the discordant pairs).
 * Fisher's exact test, one-sided, for one case's trials on two sides.
 * A sign-flip permutation test and a paired bootstrap interval for mean
-  score differences (seeded: the same data gives the same verdict).
+  score differences (seeded: the same data gives the same verdict). The
+  sign-flip test is exact whenever the differences lie on a common grid -
+  always so for pass-rate differences, which are multiples of 1/trials - by
+  convolving the null distribution of the sum; other differences (mean
+  scores) are enumerated exactly up to 16 non-zero values and sampled with
+  ``rounds`` Monte Carlo sign flips beyond.
 * Holm's step-down correction for several targets at once.
 """
 
 from __future__ import annotations
 
-import random
-from math import comb
+from fractions import Fraction
+from math import comb, exp, lcm, lgamma, log, log1p
 from typing import Sequence
+
+import numpy as np
+
+# Largest grid the exact sign-flip convolution will build (cells x differences).
+_MAX_GRID_WORK = 50_000_000
 
 
 def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
-    """P(X <= k) for X ~ Binomial(n, p)."""
+    """P(X <= k) for X ~ Binomial(n, p), accurate for large n (no overflow)."""
     if k < 0:
         return 0.0
     if k >= n:
         return 1.0
-    return sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+    if p == 0.5:  # exact integer arithmetic; int / int rounds correctly however large
+        return sum(comb(n, i) for i in range(k + 1)) / (1 << n)
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    log_p, log_q = log(p), log1p(-p)
+    logs = [lgamma(n + 1) - lgamma(i + 1) - lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+            for i in range(k + 1)]
+    top = max(logs)
+    return min(1.0, exp(top) * sum(exp(v - top) for v in logs))
+
+
+def _binomial_sf_half(b: int, n: int) -> float:
+    """P(X >= b) for X ~ Binomial(n, 1/2), summed directly (no 1 - cdf cancellation)."""
+    if b <= 0:
+        return 1.0
+    if b > n:
+        return 0.0
+    return sum(comb(n, i) for i in range(b, n + 1)) / (1 << n)
 
 
 def mcnemar_exact(b: int, c: int) -> tuple[float, float]:
@@ -32,7 +61,7 @@ def mcnemar_exact(b: int, c: int) -> tuple[float, float]:
     n = b + c
     if n == 0:
         return 1.0, 1.0
-    one_sided = 1.0 - binomial_cdf(b - 1, n)  # P(X >= b)
+    one_sided = _binomial_sf_half(b, n)  # P(X >= b)
     two_sided = min(1.0, 2 * binomial_cdf(min(b, c), n))
     return two_sided, one_sided
 
@@ -50,39 +79,83 @@ def fisher_one_sided(passes_before: int, n_before: int, passes_after: int, n_aft
                for k in range(low, passes_after + 1)) / denominator
 
 
+def _on_grid(diffs: Sequence[float], max_denominator: int = 1_000) -> list[int] | None:
+    """The differences as integers on a common grid 1/D, or None when they are not."""
+    fractions = []
+    for d in diffs:
+        f = Fraction(d).limit_denominator(max_denominator)
+        if abs(float(f) - d) > 1e-9:
+            return None
+        fractions.append(f)
+    denominator = 1
+    for f in fractions:
+        denominator = lcm(denominator, f.denominator)
+    scaled = [int(f * denominator) for f in fractions]
+    if 2 * sum(abs(v) for v in scaled) * len(scaled) > _MAX_GRID_WORK:
+        return None
+    return scaled
+
+
+def _sign_flip_exact_grid(values: list[int]) -> float:
+    """P(sum of +-|v| <= sum(v)) under independent fair signs, by convolution."""
+    total = sum(abs(v) for v in values)
+    dist = np.zeros(2 * total + 1)
+    dist[total] = 1.0  # index = sum + total
+    for a in (abs(v) for v in values):
+        shifted = np.zeros_like(dist)
+        shifted[a:] += dist[:-a]
+        shifted[:-a] += dist[a:]
+        dist = shifted * 0.5
+    return float(min(1.0, dist[: sum(values) + total + 1].sum()))
+
+
 def sign_flip_p(differences: Sequence[float], *, seed: int = 0, rounds: int = 10_000) -> float:
     """One-sided p-value that the mean difference is below zero (a drop).
 
-    Exact enumeration for up to 16 non-zero differences, Monte Carlo beyond.
+    Exact when the differences share a grid (pass-rate differences always
+    do), exact enumeration for up to 16 other non-zero differences, seeded
+    Monte Carlo with ``rounds`` sign flips beyond.
     """
-    diffs = [d for d in differences if d != 0]
+    diffs = [float(d) for d in differences if d != 0]
     if not diffs:
         return 1.0
-    observed = sum(diffs)
-    n = len(diffs)
+    grid = _on_grid(diffs)
+    if grid is not None:
+        return _sign_flip_exact_grid(grid)
+    values = np.asarray(diffs)
+    observed = values.sum()
+    tolerance = 1e-9 * (1.0 + np.abs(values).sum())
+    n = len(values)
     if n <= 16:
-        as_low = 0
-        for mask in range(1 << n):
-            total = sum(-d if mask >> i & 1 else d for i, d in enumerate(diffs))
-            as_low += total <= observed + 1e-12
-        return as_low / (1 << n)
-    rng = random.Random(seed)
-    as_low = sum(
-        sum(d if rng.random() < 0.5 else -d for d in diffs) <= observed + 1e-12 for _ in range(rounds)
-    )
+        masks = np.arange(1 << n)[:, None] >> np.arange(n) & 1
+        totals = (np.where(masks == 1, -values, values)).sum(axis=1)
+        return float((totals <= observed + tolerance).mean())
+    rng = np.random.default_rng(seed)
+    as_low = 0
+    chunk = max(1, 2_000_000 // n)
+    for start in range(0, rounds, chunk):
+        size = min(chunk, rounds - start)
+        signs = np.where(rng.random((size, n)) < 0.5, 1.0, -1.0)
+        as_low += int(((signs * values).sum(axis=1) <= observed + tolerance).sum())
     return (as_low + 1) / (rounds + 1)
 
 
 def bootstrap_ci(differences: Sequence[float], *, level: float = 0.95, seed: int = 0,
                  rounds: int = 2_000) -> tuple[float, float]:
-    """Percentile bootstrap interval for the mean of paired differences."""
+    """Percentile bootstrap interval for the mean of paired differences (seeded)."""
     n = len(differences)
     if n == 0:
         return 0.0, 0.0
-    rng = random.Random(seed)
-    means = sorted(sum(differences[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    values = np.asarray(differences, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(rounds)
+    chunk = max(1, 2_000_000 // n)
+    for start in range(0, rounds, chunk):
+        size = min(chunk, rounds - start)
+        means[start:start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    means.sort()
     alpha = (1 - level) / 2
-    return means[int(alpha * (rounds - 1))], means[int((1 - alpha) * (rounds - 1))]
+    return float(means[int(alpha * (rounds - 1))]), float(means[int((1 - alpha) * (rounds - 1))])
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -16,7 +16,7 @@ from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 
 PROJECT = Path(__file__).resolve().parent.parent
 STAGES = ["eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
-          "regression_report"]
+          "regression_report", "eval_report"]
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     materialized = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     # Every table is some asset's partition; the metrics asset also writes case_metrics.
     assert set(materialized) == {"eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades",
-                                 "test_results", "metrics", "regression_report"}
+                                 "test_results", "metrics", "regression_report", "eval_report"}
     for event in materialized.values():
         assert event.partition == str(key(CALC))
     assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True,
