@@ -189,3 +189,24 @@ SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, target,
 FROM case_metrics
 GROUP BY ALL
 HAVING max(value) FILTER (WHERE metric = 'flaky') = 1
+;;
+
+-- flaky_across_nights: cases of one skill version whose verdict changed between
+-- evaluation dates (the model drifted or the case is noisy). A case counts as
+-- passing on a night when at least half of its trials passed.
+CREATE OR REPLACE VIEW flaky_across_nights AS
+WITH nightly AS (
+    SELECT skill_version, skill, version, target, test_id, eval_date,
+           avg(CASE WHEN verdict = 'pass' THEN 1.0 ELSE 0.0 END) >= 0.5 AS passed
+    FROM test_results
+    WHERE status IN ('graded', 'error')
+    GROUP BY ALL
+)
+SELECT skill_version, skill, version, target, test_id,
+       count(*) AS nights,
+       count(*) FILTER (WHERE passed) AS nights_passed,
+       min(eval_date) AS first_night,
+       max(eval_date) AS last_night
+FROM nightly
+GROUP BY ALL
+HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
