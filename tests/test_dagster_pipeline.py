@@ -406,6 +406,10 @@ def test_a_version_that_breaks_passing_cases_fails_the_regression_check(tmp_path
     flips = dict(sql(db, "SELECT test_id, change FROM regressions WHERE level = 'case' "
                          "AND skill_version = 'support-triage@2.0.0'"))
     assert flips["tech-crash"] == "regressed" and flips["billing-refund"] == "unchanged"
+    # The run's Markdown report (eval_report asset) states the interval and the p-value.
+    report = (root / "reports" / "2026-11-20" / "support-triage-2.0.0.md").read_text()
+    assert "Statistical verdict (triage-script): -90.0 points, 95% interval [" in report
+    assert "p = 0.00195" in report and "**regressed**" in report
 
 
 def test_small_mixed_changes_do_not_cry_wolf(tmp_path: Path, instance) -> None:

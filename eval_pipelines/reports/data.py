@@ -174,6 +174,9 @@ class ReportData:
     version_history: list[HistoryPoint] = field(default_factory=list)  # one point per version
     date_history: list[HistoryPoint] = field(default_factory=list)  # the version, per eval date
     removed: list[str] = field(default_factory=list)  # baseline case ids this run no longer has
+    # The pipeline's statistical verdicts against this baseline (regressions table, level 'target'):
+    # [{target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change}]
+    significance: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def overall(self) -> dict[str, float]:
@@ -522,9 +525,20 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
                 baseline_metrics = _metrics(con, f"{skill}@{base_version}", base_date).get("*", {})
                 removed = _attach_baseline(con, cases, skill, base_version, base_date)
         by_version, by_date = _history(con, skill, versions, run, baseline_info)
+        significance = []
+        if baseline_info is not None:
+            significance = [dict(zip(("target", "pass_rate_delta", "ci_low", "ci_high", "p_value",
+                                      "adjusted_p", "change"), row)) for row in con.execute(
+                """
+                SELECT target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change
+                FROM regressions
+                WHERE level = 'target' AND skill_version = ? AND eval_date = ?
+                  AND baseline_skill_version = ? AND baseline_eval_date = ?
+                ORDER BY target
+                """, [key, eval_date, baseline_info.skill_version, baseline_info.eval_date]).fetchall()]
     return ReportData(run=run, cases=cases, metrics=metrics, baseline=baseline_info,
                       baseline_metrics=baseline_metrics, version_history=by_version, date_history=by_date,
-                      removed=removed)
+                      removed=removed, significance=significance)
 
 
 def skills_with_results(db_path: str | Path) -> dict[str, list[str]]:

@@ -267,6 +267,12 @@ def _regressions_section(data: ReportData) -> str:
         return ""
     flipped = data.changed("regressed") + data.changed("fixed")
     parts = [f'<section id="regressions"><h2>Changes since {e(data.baseline.version)}</h2>']
+    for sig in data.significance:
+        parts.append(
+            f'<p class="significance">{e(sig["target"])}: {sig["pass_rate_delta"] * 100:+.1f} points, '
+            f'95% interval [{sig["ci_low"] * 100:+.1f}, {sig["ci_high"] * 100:+.1f}], '
+            f'p = {sig["p_value"]:.3g} (Holm-adjusted {sig["adjusted_p"]:.3g}): '
+            f'<strong>{e(sig["change"])}</strong></p>')
     if not flipped:
         parts.append('<p class="muted">No case flipped between pass and non-pass.</p>')
     for case in flipped:

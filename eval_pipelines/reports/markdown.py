@@ -153,6 +153,12 @@ def _changes(data: ReportData) -> list[str]:
     if base_rate is not None and rate is not None:
         lines.append(f"Pass rate {base_rate:.0%} → {rate:.0%} ({(rate - base_rate) * 100:+.0f} points).")
         lines.append("")
+    for sig in data.significance:
+        lines.append(f"Statistical verdict ({cell(sig['target'])}): {sig['pass_rate_delta'] * 100:+.1f} points, "
+                     f"95% interval [{sig['ci_low'] * 100:+.1f}, {sig['ci_high'] * 100:+.1f}], "
+                     f"p = {sig['p_value']:.3g} (Holm-adjusted {sig['adjusted_p']:.3g}): **{sig['change']}**.")
+    if data.significance:
+        lines.append("")
     if not moved and not data.removed and not data.changed("new"):
         lines.append("No case changed its verdict.")
         return lines
