@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.graders.registry import get_grader, known_types
-from eval_pipelines.spec.errors import SpecError, closest_key
+from eval_pipelines.spec.errors import SpecError, closest_key, unknown_field
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document
 
@@ -29,9 +29,7 @@ def pydantic_errors(
         kind = err["type"]
         if kind == "extra_forbidden":
             key = str(loc[-1]) if loc else "?"
-            guess = closest_key(key, known or [])
-            message = f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else "")
-            out.append(SpecError(str(doc.file), path, message, doc.line_of(path)))
+            out.append(SpecError(str(doc.file), path, unknown_field(key, known or []), doc.line_of(path)))
         elif kind == "missing":
             out.append(SpecError(str(doc.file), path, "required field is missing", doc.line_of(path)))
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
 def format_path(path: Sequence[str | int]) -> str:
@@ -28,6 +28,22 @@ def closest_key(key: str, known: Iterable[str]) -> str | None:
     """The known key a misspelt one most likely meant, if any is close enough."""
     matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+def unknown_field(key: str, suggestions: Iterable[str]) -> str:
+    """``unknown field 'asert'; did you mean 'assert'?`` (the hint only when one is close)."""
+    guess = closest_key(key, suggestions)
+    return f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else "")
+
+
+def unknown_field_errors(doc: Any, path: Sequence[str | int], raw: dict[str, Any], known: Iterable[str],
+                         suggestions: Iterable[str] | None = None) -> list["SpecError"]:
+    """One error per key of ``raw`` not in ``known``, at that key's line of ``doc`` (a Document)."""
+    known = set(known)
+    pool = list(suggestions) if suggestions is not None else list(known)
+    return [SpecError(str(doc.file), tuple(path) + (key,), unknown_field(key, pool),
+                      doc.line_of(tuple(path) + (key,)))
+            for key in raw if key not in known]
 
 
 @dataclass(frozen=True)

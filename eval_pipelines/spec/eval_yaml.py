@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.datasets import read_test_rows
-from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
+from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
 from eval_pipelines.spec.models import (
     TOOL_NAME_PATTERN, Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, ToolSpec,
     Trials, Workspace, merge_tools, tool_parameters_problem,
@@ -60,11 +60,7 @@ class _Ctx:
         self.errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), expected))
 
     def unknown_keys(self, doc: Document, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
-        for key in raw:
-            if key not in known:
-                guess = closest_key(key, known)
-                hint = f"; did you mean {guess!r}?" if guess else ""
-                self.error(doc, path + (key,), f"unknown field {key!r}{hint}")
+        self.errors.extend(unknown_field_errors(doc, path, raw, known))
 
 
 def _text(value: Any) -> str:

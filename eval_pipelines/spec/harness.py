@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
+from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
 from eval_pipelines.spec.models import Assertion, Message, Reporting, Settings, Suite, TestCase
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document, load_document, read_text
@@ -69,10 +69,7 @@ class _Ctx:
         self.errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), expected))
 
     def unknown(self, doc: Document, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
-        for key in raw:
-            if key not in known:
-                guess = closest_key(key, known)
-                self.error(doc, path + (key,), f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else ""))
+        self.errors.extend(unknown_field_errors(doc, path, raw, known))
 
 
 def _text(value: Any) -> str:

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from eval_pipelines.spec.assertions import parse_assertion
-from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
+from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
 from eval_pipelines.spec.models import Message, Suite, TestCase
 from eval_pipelines.spec.source import Document
 
@@ -56,10 +56,7 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
         errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), expected))
 
     raw = _normalise(doc.data)
-    for key in raw:
-        if key not in PROMPT_KEYS:
-            guess = closest_key(key, PROMPT_KEYS | set(ALIASES))
-            error((key,), f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else ""))
+    errors.extend(unknown_field_errors(doc, (), raw, PROMPT_KEYS, PROMPT_KEYS | set(ALIASES)))
     mode = raw.get("evaluationMode")
     if mode not in ("llm", "schema"):
         error(("evaluationMode",), f"unknown evaluation mode {mode!r}", '"llm" or "schema"')
@@ -79,10 +76,7 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
             error(path, f"got {type(case_raw).__name__}", "a test case mapping")
             continue
         case = _normalise(case_raw)
-        for key in case:
-            if key not in CASE_KEYS:
-                guess = closest_key(key, CASE_KEYS | set(ALIASES))
-                error(path + (key,), f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else ""))
+        errors.extend(unknown_field_errors(doc, path, case, CASE_KEYS, CASE_KEYS | set(ALIASES)))
         if not isinstance(case.get("input"), str):
             error(path + ("input",), "required field is missing" if "input" not in case else "invalid input",
                   "a string (the user message)")

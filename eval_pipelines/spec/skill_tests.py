@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, SpecErrors, closest_key
+from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
 from eval_pipelines.spec.models import Message, Settings, Suite, TestCase, Workspace, WorkspaceScript
 from eval_pipelines.spec.source import Document
 
@@ -93,10 +93,7 @@ class _Loader:
         self.errors.append(SpecError(str(self.doc.file), path, message, self.doc.line_of(path), expected))
 
     def unknown(self, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
-        for key in raw:
-            if key not in known:
-                guess = closest_key(key, known)
-                self.error(path + (key,), f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else ""))
+        self.errors.extend(unknown_field_errors(self.doc, path, raw, known))
 
     def mapping(self, raw: Any, path: tuple[Any, ...], known: set[str]) -> dict[str, Any]:
         if raw is None:
