@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from eval_pipelines.store.duckdb_store import DatabaseBusy, connect
+from eval_pipelines.store.duckdb_store import DatabaseBusy, connect, none_if_missing
 from eval_pipelines.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.targets.config import OpenAITargetConfig
 
@@ -77,9 +77,7 @@ class ResponseCache:
         if row is None:
             return None
         self.hits += 1
-
-        def val(v: Any) -> Any:
-            return None if v is None or (isinstance(v, float) and pd.isna(v)) else v
+        val = none_if_missing
 
         return ModelOutput(
             test_id=request.test_id, target=target, trial=request.trial, output=row["output"],

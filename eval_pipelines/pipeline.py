@@ -237,8 +237,7 @@ def model_output_rows(suite: Suite, outputs: list[ModelOutput], partition: Parti
 
 
 def outputs_from_rows(rows: pd.DataFrame) -> list[ModelOutput]:
-    def val(v: Any) -> Any:
-        return None if v is None or (isinstance(v, float) and pd.isna(v)) or v is pd.NA else v
+    from eval_pipelines.store.duckdb_store import none_if_missing as val
 
     out = []
     for r in rows.to_dict("records"):

@@ -47,6 +47,11 @@ class Partition:
         return self.skill_version.partition("@")[2]
 
 
+def none_if_missing(value: Any) -> Any:
+    """A value read back through pandas, with NaN/NA (DuckDB NULL) turned into None."""
+    return None if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)) else value
+
+
 def schema_sql() -> str:
     return resources.files("eval_pipelines.store").joinpath("schema.sql").read_text()
 
