@@ -9,7 +9,7 @@ from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
-from eval_pipelines.spec.package import SkillPackage, find_suite_file, open_package
+from eval_pipelines.spec.package import SkillPackage, find_suite_file, inside_package, open_package
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.prompt_modes import is_prompt_modes, load_prompt_modes
 from eval_pipelines.spec.skill_tests import load_skill_tests
@@ -84,7 +84,7 @@ def load_skill(
     targets = dict(project_targets or {})
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
-            for config in load_targets_file(candidate):
+            for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
     if not suite.execution.targets:
         own = [n for n in targets if n not in (project_targets or {})]

@@ -84,10 +84,25 @@ def find_packages(skills_dir: Path) -> list[Path]:
 def folder_hash(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not (IGNORED_PARTS & set(path.relative_to(root).parts)):
+        if IGNORED_PARTS & set(path.relative_to(root).parts):
+            continue
+        if path.is_symlink():
+            # Hash where a link points, never the content behind it: the target
+            # may lie outside the package (it is hashed itself when inside).
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0->")
+            digest.update(os.readlink(path).encode() + b"\0")
+        elif path.is_file():
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def inside_package(root: Path, file: Path) -> Path:
+    """``file``, refused when it is a link leading outside the package ``root``."""
+    if not file.resolve().is_relative_to(root.resolve()):
+        raise SpecErrors.single(file, f"links to {file.resolve()}, outside the skill package",
+                                expected="files inside the package (links may only point inside it)")
+    return file
 
 
 def parse_front_matter(text: str, file: Path) -> tuple[dict[str, object], str]:
@@ -103,6 +118,9 @@ def parse_front_matter(text: str, file: Path) -> tuple[dict[str, object], str]:
         mark = getattr(exc, "problem_mark", None)
         raise SpecErrors.single(file, f"invalid front matter YAML: {getattr(exc, 'problem', exc)}",
                                 line=mark.line + 2 if mark else None) from None
+    except (RecursionError, ValueError) as exc:  # nesting thousands deep, a 5000-digit number
+        raise SpecErrors.single(file, "invalid front matter YAML: "
+                                + ("nested too deeply" if isinstance(exc, RecursionError) else str(exc))) from None
     if not isinstance(meta, dict):
         raise SpecErrors.single(file, "front matter is not a mapping", line=2)
     body = text[end + 4:].lstrip("\n")
@@ -187,6 +205,7 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
     skill_md = root / "SKILL.md"
     if not skill_md.is_file():
         raise SpecErrors.single(source, "SKILL.md not found", expected="SKILL.md at the package root")
+    inside_package(root, skill_md)
     meta, body = parse_front_matter(read_text(skill_md), skill_md)
     name = meta.get("name")
     if not isinstance(name, str) or not SKILL_NAME.fullmatch(name):
@@ -211,6 +230,6 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
 def find_suite_file(root: Path) -> Path:
     for candidate in SUITE_CANDIDATES:
         if (root / candidate).is_file():
-            return root / candidate
+            return inside_package(root, root / candidate)
     raise SpecErrors.single(root, "no eval suite found",
                             expected="one of " + ", ".join(SUITE_CANDIDATES))

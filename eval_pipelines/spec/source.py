@@ -9,6 +9,7 @@ nodes an alias-heavy YAML may expand to.
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 
 PathKey = tuple[Any, ...]
+_STANDARD_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:omap"}
 
 
 @dataclass
@@ -42,9 +44,13 @@ class Document:
 def read_text(file: Path) -> str:
     """File contents as text, with a clear error for size and encoding problems."""
     try:
-        size = file.stat().st_size
+        info = file.stat()
     except OSError as exc:
         raise SpecErrors.single(file, f"cannot read file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        # A FIFO would block the read forever, /dev/zero would never end.
+        raise SpecErrors.single(file, "not a regular file", expected="a plain file (not a pipe, device or folder)")
+    size = info.st_size
     if size > MAX_FILE_BYTES:
         raise SpecErrors.single(
             file, f"file is {size} bytes", expected=f"at most {MAX_FILE_BYTES} bytes"
@@ -88,6 +94,16 @@ class _Walker:
                 line=node.start_mark.line + 1,
             )
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _STANDARD_TAGS:
+            # Safe loading never runs code, but a silently ignored `!!python/...`
+            # tag would hide what the author meant: refuse it.
+            raise SpecErrors.single(
+                self.file,
+                f"unsupported YAML tag {node.tag!r}",
+                path=path,
+                line=node.start_mark.line + 1,
+                expected="plain YAML mappings, lists and scalars",
+            )
         if isinstance(node, yaml.MappingNode):
             self.constructor.flatten_mapping(node)  # resolves `<<` merge keys
             out: dict[Any, Any] = {}
@@ -127,6 +143,8 @@ def parse_yaml(text: str, file: Path) -> Document:
         ) from None
     except yaml.YAMLError as exc:
         raise SpecErrors.single(file, f"invalid YAML: {exc}") from None
+    except RecursionError:  # the composer recurses per level: `[[[[...` thousands deep
+        raise SpecErrors.single(file, f"nesting deeper than {MAX_DEPTH} levels") from None
     if node is None:
         return Document(file, None)
     walker = _Walker(file)
@@ -137,6 +155,8 @@ def parse_yaml(text: str, file: Path) -> Document:
         raise SpecErrors.single(
             file, f"invalid YAML value: {exc.problem}", line=mark.line + 1 if mark else None
         ) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise SpecErrors.single(file, f"invalid YAML value: {exc}") from None
     return Document(file, data, walker.lines)
 
 
