@@ -2,12 +2,17 @@
 
 Draft 2020-12 unless the schema names another ``$schema``. Remote ``$ref`` URLs
 are never fetched: the registry has no retriever, so they are reported as
-unresolvable instead of reaching the network.
+unresolvable instead of reaching the network; a schema naming one, or whose
+``$ref`` chain goes round in a circle (which would recurse without end while
+validating), is refused when the suite loads.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import re
+from urllib.parse import unquote
 
 import jsonschema
 from jsonschema.validators import validator_for
@@ -31,6 +36,57 @@ def _json_path(path: Any) -> str:
     return out
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
+
+
+def _refs(node: Any) -> list[str]:
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("$ref"), str):
+                found.append(item["$ref"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _pointer(schema: Any, ref: str) -> Any:
+    """The sub-schema a local ``#/a/b`` reference names (KeyError when none)."""
+    node = schema
+    for part in ref[2:].split("/") if ref not in ("#", "#/") else []:
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def ref_problem(schema: dict[str, Any]) -> str | None:
+    """Why the schema's ``$ref`` use cannot work offline, or None."""
+    for ref in _refs(schema):
+        if _SCHEME.match(ref) or not ref.startswith("#"):
+            return (f"$ref {ref!r} names another document; remote and external references are never "
+                    "fetched (inline the schema or use a local '#/...' reference)")
+        if ref not in ("#", "#/") and not ref.startswith("#/"):
+            continue  # a named anchor: left to the validator
+        seen = [ref]
+        target = ref
+        while True:
+            try:
+                node = _pointer(schema, target)
+            except (KeyError, IndexError, ValueError, TypeError):
+                return f"$ref {target!r} points at nothing in the schema"
+            nxt = node.get("$ref") if isinstance(node, dict) else None
+            if not isinstance(nxt, str) or not (nxt in ("#", "#/") or nxt.startswith("#/")):
+                break
+            if nxt in seen:
+                return "circular $ref: " + " -> ".join(seen + [nxt])
+            seen.append(nxt)
+            target = nxt
+    return None
+
+
 class JsonSchemaParams(Params):
     # `schema` in YAML; `value` as in the other 001 types.
     schema_: dict[str, Any] | bool = Field(
@@ -49,6 +105,9 @@ class JsonSchemaParams(Params):
         except jsonschema.SchemaError as exc:
             where = _json_path(exc.path)
             raise ValueError(f"invalid JSON Schema at {where}: {exc.message}") from None
+        problem = ref_problem(schema)
+        if problem:
+            raise ValueError(f"invalid JSON Schema: {problem}")
         return schema
 
 
