@@ -373,10 +373,15 @@ def _resolve_reference(ctx: _Ctx, doc: Document, path: tuple[Any, ...], ref: str
             ctx.error(doc, path, f"no file matches {ref!r}")
         return [m for m in matches if ctx.policy.check(m, doc, path, ctx.errors)]
     resolved = ctx.policy.resolve(candidate, pattern)
+    if not ctx.policy.check(resolved, doc, path, ctx.errors):
+        return []  # checked first: say nothing about files outside the package
     if not resolved.is_file():
-        ctx.error(doc, path, f"file not found: {ref}", "a path relative to the eval file")
+        if resolved.exists():  # a folder, a FIFO (would block), a device (/dev/zero never ends)
+            ctx.error(doc, path, f"not a regular file: {ref}", "a plain file")
+        else:
+            ctx.error(doc, path, f"file not found: {ref}", "a path relative to the eval file")
         return []
-    return [resolved] if ctx.policy.check(resolved, doc, path, ctx.errors) else []
+    return [resolved]
 
 
 def _collect_tests(
