@@ -48,7 +48,7 @@ def readme_queries() -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(480)
 def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "project"
     root.mkdir()
@@ -65,7 +65,7 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     env["DAGSTER_HOME"] = str(root)
     proc = subprocess.run(
         [sys.executable, "-m", "eval_pipelines.cli", "--root", str(root), "demo", "--db", str(db)],
-        cwd=root, env=env, capture_output=True, text=True, timeout=200,
+        cwd=root, env=env, capture_output=True, text=True, timeout=420,
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
@@ -92,6 +92,35 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                WHERE a.skill_version = 'calculator@1.0.0' AND b.skill_version = 'calculator@1.1.0'
                  AND a.verdict IS DISTINCT FROM b.verdict""").fetchall())
         assert changed == {"tc-002": ("pass", "fail"), "tc-005": ("fail", "pass")}
+        # One example per profile; each later version fixes one case and breaks another.
+        assert rates["invoice-extractor@1.1.0"] == pytest.approx(2 / 3)
+        assert rates["meeting-summarizer@1.0.0"] == rates["meeting-summarizer@1.1.0"] == pytest.approx(5 / 6)
+        assert rates["slide-outline@1.0.0"] == rates["slide-outline@2.0.0"] == pytest.approx(3 / 4)
+        assert rates["export-screening@1.0.0"] == pytest.approx(14 / 18)
+        assert rates["export-screening@2.0.0"] == pytest.approx(15 / 18)
+        flips = {
+            (skill, old, new): dict((t, (a, b)) for t, a, b in con.execute(
+                """SELECT a.test_id, a.verdict, b.verdict FROM test_results a
+                   JOIN test_results b USING (eval_date, test_id, target, trial)
+                   WHERE a.skill_version = ? AND b.skill_version = ? AND a.trial = 0
+                     AND a.verdict IS DISTINCT FROM b.verdict""",
+                [f"{skill}@{old}", f"{skill}@{new}"]).fetchall())
+            for skill, old, new in [("invoice-extractor", "1.0.0", "1.1.0"),
+                                    ("meeting-summarizer", "1.0.0", "1.1.0"),
+                                    ("slide-outline", "1.0.0", "2.0.0"),
+                                    ("export-screening", "1.0.0", "2.0.0")]
+        }
+        assert flips[("invoice-extractor", "1.0.0", "1.1.0")] == {
+            "no-currency": ("fail", "pass"), "thousands-separator": ("pass", "fail")}
+        assert flips[("meeting-summarizer", "1.0.0", "1.1.0")] == {
+            "action-items": ("fail", "pass"), "long-retro": ("pass", "borderline")}
+        assert flips[("slide-outline", "1.0.0", "2.0.0")] == {
+            "pptx-001": ("pass", "borderline"), "pptx-002": ("borderline", "pass")}
+        assert flips[("export-screening", "1.0.0", "2.0.0")] == {
+            "bosch": ("pass", "fail"), "hisilicon-subsidiary": ("fail", "pass")}
+        hat = dict(con.execute("select skill_version, value from metrics where target='*' "
+                               "and metric='pass_hat_3'").fetchall())
+        assert hat["export-screening@1.0.0"] < hat["export-screening@2.0.0"]
         # Every query in the README returns rows.
         for statement in readme_queries():
             assert con.execute(statement).fetchall(), statement
