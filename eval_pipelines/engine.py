@@ -12,7 +12,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Container, Mapping
 
 from eval_pipelines.graders.base import GradeInput, Measurements
 from eval_pipelines.grading import Grade, agrade_output
@@ -25,8 +25,8 @@ from eval_pipelines.targets.config import (
     OpenAITargetConfig,
     ReplayTargetConfig,
     TargetConfig,
+    resolve_connection,
 )
-from eval_pipelines.targets.openai_compat import OpenAITarget, resolve_connection
 from eval_pipelines.targets.replay import ReplayTarget
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ _log = logging.getLogger(__name__)
 def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None],
                  extra_env: dict[str, str] | None = None) -> Target:
     if isinstance(config, OpenAITargetConfig):
+        # Imported here: the openai package takes ~0.8 s to import, which
+        # suites with only command or replay targets should not pay.
+        from eval_pipelines.targets.openai_compat import OpenAITarget
+
         api_key, base_url = resolve_connection(config, env)
         return OpenAITarget(config, api_key=api_key, base_url=base_url)
     if isinstance(config, ReplayTargetConfig):
@@ -154,8 +158,13 @@ async def agrade_outputs(
     suite_dir: Path | None = None,
     judge: "Judge | None" = None,
     context: GradingContext | None = None,
+    skip: Container[tuple[str, int]] = frozenset(),
 ) -> list[GradedOutput]:
-    """Grade every output; model-graded and executed assertions run concurrently, bounded."""
+    """Grade every output; model-graded and executed assertions run concurrently, bounded.
+
+    ``skip`` holds (test_id, assertion_index) pairs graded elsewhere (in batch);
+    a ``GradedOutput``'s ``result`` then scores only the grades made here.
+    """
     context = context or GradingContext()
     cases = {case.id: case for case in suite.tests}
     limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
@@ -184,7 +193,8 @@ async def agrade_outputs(
                 (output.test_id, output.target, output.trial, output_hash(output.output)), [])),
         )
         async with limit:
-            grades = [await agrade_output(a, inp, i) for i, a in enumerate(case.assertions)]
+            grades = [await agrade_output(a, inp, i) for i, a in enumerate(case.assertions)
+                      if (case.id, i) not in skip]
         return GradedOutput(output, grades, score_case(grades))
 
     return list(await asyncio.gather(*(one(o) for o in outputs)))

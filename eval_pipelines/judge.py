@@ -74,14 +74,14 @@ class OpenAIJudge:
             result = await self._target.chat(messages, timeout_s=self.timeout_s, extra=extra)
             total_attempts += result.attempts
             latency += result.latency_ms
-            if result.completion is None:
+            if result.reply is None:
                 error = result.error or "unknown error"
                 if self._json_mode and "HTTP 400" in error and "response_format" in error.lower():
                     self._json_mode = False  # this server has no JSON mode; ask in words
                     continue
                 raise JudgeError(f"judge call failed: {error}")
-            cost += self._target.cost(result.completion.usage) or 0.0
-            text = result.completion.choices[0].message.content or ""
+            cost += self._target.cost(result.reply) or 0.0
+            text = result.reply.content or ""
             try:
                 data = parse_json_output(text, allow_fence=True)
                 if not isinstance(data, dict):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,3 +79,11 @@ def load_targets_file(path: Path) -> list[TargetConfig]:
     if duplicates:
         raise SpecErrors.single(path, f"duplicate target name(s) {duplicates}", path=("targets",))
     return list(parsed.targets)
+
+
+def resolve_connection(
+    config: OpenAITargetConfig, env: Mapping[str, str | None]
+) -> tuple[str | None, str | None]:
+    """(api_key, base_url) for a target from the given environment view."""
+    base_url = config.base_url or env.get(config.base_url_env) or None
+    return env.get(config.api_key_env) or None, base_url

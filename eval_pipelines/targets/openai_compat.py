@@ -16,16 +16,16 @@ recorded in ``trace`` in order.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import openai
-from openai.types.chat import ChatCompletion
 
 from eval_pipelines.targets.base import ModelOutput, TargetRequest
-from eval_pipelines.targets.config import OpenAITargetConfig
+from eval_pipelines.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
 from eval_pipelines.targets.tools import call_tool, openai_tools, result_content
 
 BACKOFF_BASE_S = 0.5
@@ -72,8 +72,44 @@ def describe_error(exc: Exception, secret: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """What we use of a chat completion: the first choice's message and the usage."""
+
+    content: str | None
+    tool_calls: list[dict[str, Any]]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_reply(data: Any) -> Reply:
+    """Read a chat completion body; ``ValueError`` (retried) when it is not one."""
+    if not isinstance(data, dict):
+        # A 200 whose body is not JSON comes back from the client as text.
+        raise ValueError(f"response is not a chat completion: {str(data)[:200]!r}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("response has no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("response's first choice has no message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"message content is {type(content).__name__}, not text")
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ValueError("message tool_calls is not a list")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return Reply(content, [c for c in calls if isinstance(c, dict)],
+                 _int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")))
+
+
+@dataclass(frozen=True)
 class ChatResult:
-    completion: ChatCompletion | None
+    reply: Reply | None
     error: str | None
     attempts: int
     latency_ms: float
@@ -119,14 +155,30 @@ class OpenAITarget:
         messages.extend({"role": m.role, "content": m.content} for m in request.messages)
         return messages
 
-    def cost(self, usage: Any) -> float | None:
+    def cost(self, reply: Reply) -> float | None:
         # No price table: the cost is unknown, not zero (a `cost` gate must not pass silently).
-        if usage is None or (self.config.price_input_per_million == 0 and self.config.price_output_per_million == 0):
+        if (reply.prompt_tokens is None and reply.completion_tokens is None) or (
+                self.config.price_input_per_million == 0 and self.config.price_output_per_million == 0):
             return None
         return (
-            (usage.prompt_tokens or 0) * self.config.price_input_per_million
-            + (usage.completion_tokens or 0) * self.config.price_output_per_million
+            (reply.prompt_tokens or 0) * self.config.price_input_per_million
+            + (reply.completion_tokens or 0) * self.config.price_output_per_million
         ) / 1_000_000
+
+    async def _create(self, body: dict[str, Any], timeout_s: float) -> Reply:
+        """``POST /chat/completions`` through the client's own ``post``.
+
+        ``chat.completions.create`` first deep-transforms the arguments against
+        the SDK's TypedDicts, and then builds a ``ChatCompletion`` model tree;
+        our body is plain JSON we built and we read three fields of the answer.
+        Profiling (docs/benchmarks.md) put those two steps at over half of the
+        CPU per call. ``post`` keeps the rest of the client: auth, transport,
+        timeout, HTTP error mapping and JSON decoding.
+        """
+        data = await self._client.post(
+            "/chat/completions", body=body, cast_to=object,
+            options={"timeout": timeout_s, "security": {"bearer_auth": True}})
+        return parse_reply(data)
 
     async def chat(
         self,
@@ -149,13 +201,8 @@ class OpenAITarget:
             attempts = attempt + 1
             await self._respect_rate_limit()
             try:
-                completion = await self._client.chat.completions.create(**body, timeout=timeout_s)
-                if not isinstance(completion, ChatCompletion):
-                    # A 200 with a non-JSON body comes back from the SDK as plain text.
-                    raise ValueError(f"response is not a chat completion: {str(completion)[:200]!r}")
-                if not completion.choices:
-                    raise ValueError("response has no choices")
-                return ChatResult(completion, None, attempts, (time.perf_counter() - started) * 1000)
+                reply = await self._create(body, timeout_s)
+                return ChatResult(reply, None, attempts, (time.perf_counter() - started) * 1000)
             except Exception as exc:  # noqa: BLE001 - every failure ends as a row
                 last_error = describe_error(exc, self._api_key)
                 if not _is_retryable(exc) or attempt == self.config.max_retries:
@@ -171,23 +218,23 @@ class OpenAITarget:
         if request.tools:
             return await self._generate_with_tools(request)
         result = await self.chat(self._messages(request), timeout_s=request.timeout_s)
-        if result.completion is None:
+        reply = result.reply
+        if reply is None:
             return ModelOutput(
                 test_id=request.test_id, target=self.name, trial=request.trial, output=None,
                 error=result.error, latency_ms=result.latency_ms,
                 # One model call (that failed); its HTTP retries are in `attempts`.
                 attempts=result.attempts, llm_calls=1,
             )
-        usage = result.completion.usage
         return ModelOutput(
             test_id=request.test_id,
             target=self.name,
             trial=request.trial,
-            output=result.completion.choices[0].message.content or "",
+            output=reply.content or "",
             latency_ms=result.latency_ms,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            cost_usd=self.cost(usage),
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost_usd=self.cost(reply),
             attempts=result.attempts,
             llm_calls=1,  # as with tools: model calls, not HTTP attempts
         )
@@ -234,35 +281,36 @@ class OpenAITarget:
             result = await self.chat(messages, timeout_s=request.timeout_s, extra=extra)
             attempts += result.attempts
             llm_calls += 1
-            if result.completion is None:
+            reply = result.reply
+            if reply is None:
                 return output(None, f"step {step} of the tool loop failed: {result.error}")
-            usage = result.completion.usage
-            if usage is not None:
-                prompt_tokens = (prompt_tokens or 0) + (usage.prompt_tokens or 0)
-                completion_tokens = (completion_tokens or 0) + (usage.completion_tokens or 0)
-                cost = (cost or 0.0) + (self.cost(usage) or 0.0)
-            message = result.completion.choices[0].message
-            text = message.content or ""
-            calls = list(message.tool_calls or [])
+            if reply.prompt_tokens is not None or reply.completion_tokens is not None:
+                prompt_tokens = (prompt_tokens or 0) + (reply.prompt_tokens or 0)
+                completion_tokens = (completion_tokens or 0) + (reply.completion_tokens or 0)
+                cost = (cost or 0.0) + (self.cost(reply) or 0.0)
+            text = reply.content or ""
+            calls = reply.tool_calls
             if not calls:
                 return output(text)
             sent_calls: list[dict[str, Any]] = []
             answers: list[dict[str, Any]] = []
             for index, call in enumerate(calls):
-                call_id = getattr(call, "id", None) or f"call_{step}_{index}"
-                function = getattr(call, "function", None)
-                if function is not None:
-                    name, arguments = str(function.name or ""), function.arguments
+                call_id = call.get("id") or f"call_{step}_{index}"
+                function = call.get("function")
+                if isinstance(function, dict):
+                    name, arguments = str(function.get("name") or ""), function.get("arguments")
+                    if arguments is not None and not isinstance(arguments, str):
+                        arguments = json.dumps(arguments)
                 else:  # a non-function (custom) tool call: answered with an error
-                    custom = getattr(call, "custom", None)
-                    name = str(getattr(custom, "name", "") or "")
-                    arguments = str(getattr(custom, "input", "") or "")
+                    custom = call.get("custom") if isinstance(call.get("custom"), dict) else {}
+                    name = str(custom.get("name") or "")
+                    arguments = str(custom.get("input") or "")
                 args, value = call_tool(tools_by_name, name, arguments)
                 trace.append({"tool": name, "args": args, "result": value, "step": step, "call_id": call_id})
                 sent_calls.append({"id": call_id, "type": "function",
                                    "function": {"name": name, "arguments": arguments or ""}})
                 answers.append({"role": "tool", "tool_call_id": call_id, "content": result_content(value)})
-            messages.append({"role": "assistant", "content": message.content, "tool_calls": sent_calls})
+            messages.append({"role": "assistant", "content": reply.content, "tool_calls": sent_calls})
             messages.extend(answers)
         trace[-1]["stopped"] = "max_steps"
         return output(text)
@@ -284,10 +332,3 @@ class OpenAITarget:
     async def aclose(self) -> None:
         await self._client.close()
 
-
-def resolve_connection(
-    config: OpenAITargetConfig, env: Mapping[str, str | None]
-) -> tuple[str | None, str | None]:
-    """(api_key, base_url) for a target from the given environment view."""
-    base_url = config.base_url or env.get(config.base_url_env) or None
-    return env.get(config.api_key_env) or None, base_url
