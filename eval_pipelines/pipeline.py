@@ -12,14 +12,13 @@ import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Container, Mapping
 
 import pandas as pd
 from pydantic import TypeAdapter
 
 from eval_pipelines.engine import GradedOutput, GradingContext, agrade_outputs, run_model_phase
 from eval_pipelines.grading import Grade
-from eval_pipelines.judge import OpenAIJudge
 from eval_pipelines.metrics import TrialResult, case_metrics, suite_metrics
 from eval_pipelines.scoring import score_case
 from eval_pipelines.spec.errors import SpecErrors
@@ -28,8 +27,7 @@ from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import find_packages, open_package
 from eval_pipelines.store.duckdb_store import Partition
 from eval_pipelines.targets.base import ModelOutput
-from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
-from eval_pipelines.targets.openai_compat import resolve_connection
+from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file, resolve_connection
 
 _TARGETS = TypeAdapter(list[TargetConfig])
 
@@ -265,7 +263,8 @@ def judge_env_names(stored: StoredSuite) -> list[str]:
 
 def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
                          env: Mapping[str, str | None] | None = None,
-                         context: GradingContext | None = None) -> list[GradedOutput]:
+                         context: GradingContext | None = None,
+                         skip: Container[tuple[str, int]] = frozenset()) -> list[GradedOutput]:
     """Grade with the suite's judge (created only when the suite names one)."""
     import asyncio
 
@@ -273,12 +272,14 @@ def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
         config = stored.targets.get(stored.suite.judge or "")
         judge = None
         if isinstance(config, OpenAITargetConfig):
+            from eval_pipelines.judge import OpenAIJudge  # imports openai: only when a judge is named
+
             api_key, base_url = resolve_connection(config, env if env is not None else os.environ)
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url)
         try:
             # Judge prompts and scripts are relative to the suite file, as every path in a suite.
             suite_dir = Path(stored.suite.source_file).parent
-            return await agrade_outputs(stored.suite, outputs, suite_dir, judge, context)
+            return await agrade_outputs(stored.suite, outputs, suite_dir, judge, context, skip)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -286,22 +287,43 @@ def grade_stored_outputs(stored: StoredSuite, outputs: list[ModelOutput],
     return asyncio.run(run())
 
 
-def grade_rows(stored: StoredSuite, outputs: list[ModelOutput], partition: Partition,
+def grade_rows(stored: StoredSuite, outputs: pd.DataFrame | list[ModelOutput], partition: Partition,
                run_id: str | None, env: Mapping[str, str | None] | None = None,
                context: GradingContext | None = None) -> pd.DataFrame:
-    graded = grade_stored_outputs(stored, outputs, env, context)
+    """One row per output x assertion.
+
+    ``outputs`` are the partition's ``model_outputs`` rows (or ``ModelOutput``s).
+    Text-only assertions are graded in batch (batch_grading.py); only outputs
+    with other assertions are turned into ``ModelOutput``s and graded one by one.
+    """
+    from eval_pipelines.batch_grading import GRADE_COLUMNS, batch_grade, batch_plan
+
+    suite = stored.suite
+    if not isinstance(outputs, pd.DataFrame):
+        outputs = model_output_rows(suite, outputs, partition, run_id)
+    plan = batch_plan(suite)
+    batched = batch_grade(plan, outputs)
+    handled = set(zip(plan["test_id"], plan["assertion_index"]))
+    scalar_cases = {c.id for c in suite.tests if any((c.id, i) not in handled for i in range(len(c.assertions)))}
     rows = []
-    for item in graded:
-        o = item.output
-        for g in item.grades:
-            rows.append(_base(partition, run_id, stored.suite.name) | {
-                "test_id": o.test_id, "target": o.target, "trial": o.trial,
-                "assertion_index": g.assertion_index, "assertion_type": g.assertion_type,
-                "assertion_name": g.assertion_name, "weight": g.weight,
-                "required": json.dumps(g.required), "score": g.score, "passed": g.passed,
-                "status": g.status, "reason": g.reason, "details": _json(g.details),
-            })
-    return pd.DataFrame(rows)
+    if scalar_cases and not outputs.empty:
+        one_by_one = outputs_from_rows(outputs[outputs["test_id"].isin(scalar_cases)])
+        for item in grade_stored_outputs(stored, one_by_one, env, context, handled):
+            o = item.output
+            for g in item.grades:
+                rows.append({
+                    "test_id": o.test_id, "target": o.target, "trial": o.trial,
+                    "assertion_index": g.assertion_index, "assertion_type": g.assertion_type,
+                    "assertion_name": g.assertion_name, "weight": g.weight,
+                    "required": json.dumps(g.required), "score": g.score, "passed": g.passed,
+                    "status": g.status, "reason": g.reason, "details": _json(g.details),
+                })
+    frames = [f for f in (batched, pd.DataFrame(rows, columns=GRADE_COLUMNS)) if not f.empty]
+    graded = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=GRADE_COLUMNS)
+    graded = graded.sort_values(["test_id", "target", "trial", "assertion_index"], kind="stable",
+                                ignore_index=True)
+    base = _base(partition, run_id, suite.name)
+    return graded.assign(**base)[list(base) + GRADE_COLUMNS]
 
 
 # ---- stage 5: test results -------------------------------------------------
@@ -397,11 +419,12 @@ def score_partition(db_path: str, partition: Partition, run_id: str | None,
 
     with connect(db_path) as con:
         stored = stored_suite(read_partition(con, "suites", partition))
-        outputs = outputs_from_rows(read_partition(con, "model_outputs", partition))
+        output_rows = read_partition(con, "model_outputs", partition)
         _, context = grading_context(con, partition, stored.suite.baseline)
+    outputs = outputs_from_rows(output_rows)
     if workspace is not None and workspace.is_dir():
         context = replace(context, workspace=workspace)
-    grades = grade_rows(stored, outputs, partition, run_id, env, context)
+    grades = grade_rows(stored, output_rows, partition, run_id, env, context)
     results = test_result_rows(stored.suite, outputs, grades, partition, run_id)
     metrics = metric_rows(stored.suite, results, outputs, partition, run_id)
     per_case = case_metric_rows(stored.suite, results, outputs, partition, run_id)

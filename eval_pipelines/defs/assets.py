@@ -148,7 +148,7 @@ def grades(context: dg.AssetExecutionContext, project: EvalProject, store: EvalS
     partition = partition_of(context)
     stored = _stored(store, partition)
     with store.connect() as con:
-        outputs = pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
+        outputs = read_partition(con, "model_outputs", partition)
         baseline, grading = grading_context(con, partition, stored.suite.baseline)
     workspace = pipeline.workspace_dir(project.paths(store.db_path), partition)
     if workspace.is_dir():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -72,6 +72,15 @@ class Outcome:
 P = TypeVar("P", bound=Params)
 
 
+class BatchOutcomes(NamedTuple):
+    """Outcomes of many outputs at once, as columns: ``details`` is already the
+    JSON text ``json.dumps(details, ensure_ascii=False)`` would give."""
+
+    scores: list[float]
+    reasons: list[str]
+    details: list[str]
+
+
 class Grader(Generic[P]):
     """Subclasses set ``type``, ``aliases`` and ``Params`` and implement ``grade``."""
 
@@ -85,3 +94,16 @@ class Grader(Generic[P]):
     async def agrade(self, params: P, inp: GradeInput) -> Outcome:
         """Graders that call a model or a subprocess override this; the rest are sync."""
         return self.grade(params, inp)
+
+    # Batch grading (eval_pipelines/batch_grading.py): graders of plain text that
+    # need nothing but the output set ``batchable`` and implement
+    # ``grade_batch``, which must give exactly what ``grade`` gives, row by row
+    # (tests/test_batch_grading.py compares the two on random inputs).
+    batchable: ClassVar[bool] = False
+
+    def can_batch(self, params: P, case: TestCase) -> bool:
+        return self.batchable
+
+    def grade_batch(self, params: Sequence[P], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:  # pragma: no cover - abstract
+        raise NotImplementedError

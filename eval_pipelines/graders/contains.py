@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from pydantic import field_validator
 
-from eval_pipelines.graders.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.graders.base import BatchOutcomes, Grader, GradeInput, Outcome, Params
+from eval_pipelines.graders.text import json_str_list
+from eval_pipelines.spec.models import TestCase
 
 
 class ContainsParams(Params):
@@ -33,3 +37,27 @@ class Contains(Grader[ContainsParams]):
         if missing:
             return Outcome.binary(False, f"missing {missing!r}", missing=missing, expected=needles)
         return Outcome.binary(True, f"contains {needles!r}", expected=needles)
+
+    batchable = True
+
+    def grade_batch(self, params: Sequence[ContainsParams], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:
+        prepared: dict[int, tuple[list[str], list[str], str, str]] = {}
+        scores, reasons, details = [], [], []
+        for p, output in zip(params, outputs):
+            if id(p) not in prepared:
+                needles = [p.value] if isinstance(p.value, str) else list(p.value)
+                folded = needles if p.case_sensitive else [n.lower() for n in needles]
+                prepared[id(p)] = (needles, folded, f"contains {needles!r}", json_str_list(needles))
+            needles, folded, passed_reason, needles_json = prepared[id(p)]
+            haystack = output if p.case_sensitive else output.lower()
+            missing = [n for n, f in zip(needles, folded) if f not in haystack]
+            if missing:
+                scores.append(0.0)
+                reasons.append(f"missing {missing!r}")
+                details.append('{"missing": ' + json_str_list(missing) + ', "expected": ' + needles_json + "}")
+            else:
+                scores.append(1.0)
+                reasons.append(passed_reason)
+                details.append('{"expected": ' + needles_json + "}")
+        return BatchOutcomes(scores, reasons, details)

@@ -6,6 +6,15 @@ import json
 import re
 from typing import Any
 
+# JSON text of a str exactly as json.dumps(..., ensure_ascii=False) writes it
+# (the C encoder): batch graders build their details JSON from these pieces.
+json_str = json.encoder.encode_basestring
+
+
+def json_str_list(values: list[str]) -> str:
+    return "[" + ", ".join(map(json_str, values)) + "]"
+
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)\n?```", re.DOTALL)
 
 

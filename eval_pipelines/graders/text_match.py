@@ -4,13 +4,25 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from pydantic import field_validator, model_validator
 
-from eval_pipelines.graders.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.graders.base import BatchOutcomes, Grader, GradeInput, Outcome, Params
+from eval_pipelines.graders.text import json_str, json_str_list
+from eval_pipelines.spec.models import TestCase
 
 
 def _as_list(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
+
+
+def _prepared(params: "_ValueParams", cache: dict) -> tuple[list[str], list[str]]:
+    """(values, folded values) of an assertion, computed once per batch."""
+    if id(params) not in cache:
+        values = _as_list(params.value)
+        cache[id(params)] = (values, [params.fold(v) for v in values])
+    return cache[id(params)]
 
 
 class _ValueParams(Params):
@@ -42,6 +54,25 @@ class ContainsAny(Grader[_ValueParams]):
             return Outcome.binary(True, f"contains {found[0]!r}", found=found)
         return Outcome.binary(False, f"contains none of {needles!r}", expected=needles)
 
+    batchable = True
+
+    def grade_batch(self, params: Sequence[_ValueParams], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:
+        cache: dict = {}
+        scores, reasons, details = [], [], []
+        for p, output in zip(params, outputs):
+            needles, folded = _prepared(p, cache)
+            haystack = p.fold(output)
+            found = [n for n, f in zip(needles, folded) if f in haystack]
+            scores.append(1.0 if found else 0.0)
+            if found:
+                reasons.append(f"contains {found[0]!r}")
+                details.append('{"found": ' + json_str_list(found) + "}")
+            else:
+                reasons.append(f"contains none of {needles!r}")
+                details.append('{"expected": ' + json_str_list(needles) + "}")
+        return BatchOutcomes(scores, reasons, details)
+
 
 class _CaseInsensitiveParams(_ValueParams):
     case_sensitive: bool = False
@@ -60,6 +91,25 @@ class IContains(Grader[_CaseInsensitiveParams]):
             return Outcome.binary(False, f"missing {missing!r} (ignoring case)", missing=missing)
         return Outcome.binary(True, "contains every value (ignoring case)")
 
+    batchable = True
+
+    def grade_batch(self, params: Sequence[_CaseInsensitiveParams], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:
+        cache: dict = {}
+        scores, reasons, details = [], [], []
+        for p, output in zip(params, outputs):
+            needles, folded = _prepared(p, cache)
+            haystack = p.fold(output)
+            missing = [n for n, f in zip(needles, folded) if f not in haystack]
+            scores.append(0.0 if missing else 1.0)
+            if missing:
+                reasons.append(f"missing {missing!r} (ignoring case)")
+                details.append('{"missing": ' + json_str_list(missing) + "}")
+            else:
+                reasons.append("contains every value (ignoring case)")
+                details.append("{}")
+        return BatchOutcomes(scores, reasons, details)
+
 
 class StartsWith(Grader[_ValueParams]):
     type = "starts_with"
@@ -73,6 +123,22 @@ class StartsWith(Grader[_ValueParams]):
         return Outcome.binary(ok, "starts as expected" if ok else f"does not start with {options!r}",
                               start=inp.output.lstrip()[:80])
 
+    batchable = True
+
+    def grade_batch(self, params: Sequence[_ValueParams], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:
+        cache: dict = {}
+        scores, reasons, details = [], [], []
+        for p, output in zip(params, outputs):
+            options, folded = _prepared(p, cache)
+            start = output.lstrip()
+            text = p.fold(start)
+            ok = any(text.startswith(f) for f in folded)
+            scores.append(1.0 if ok else 0.0)
+            reasons.append("starts as expected" if ok else f"does not start with {options!r}")
+            details.append('{"start": ' + json_str(start[:80]) + "}")
+        return BatchOutcomes(scores, reasons, details)
+
 
 class EndsWith(Grader[_ValueParams]):
     type = "ends_with"
@@ -85,6 +151,22 @@ class EndsWith(Grader[_ValueParams]):
         ok = any(text.endswith(params.fold(v)) for v in options)
         return Outcome.binary(ok, "ends as expected" if ok else f"does not end with {options!r}",
                               end=inp.output.rstrip()[-80:])
+
+    batchable = True
+
+    def grade_batch(self, params: Sequence[_ValueParams], outputs: Sequence[str],
+                    cases: Sequence[TestCase]) -> BatchOutcomes:
+        cache: dict = {}
+        scores, reasons, details = [], [], []
+        for p, output in zip(params, outputs):
+            options, folded = _prepared(p, cache)
+            end = output.rstrip()
+            text = p.fold(end)
+            ok = any(text.endswith(f) for f in folded)
+            scores.append(1.0 if ok else 0.0)
+            reasons.append("ends as expected" if ok else f"does not end with {options!r}")
+            details.append('{"end": ' + json_str(end[-80:]) + "}")
+        return BatchOutcomes(scores, reasons, details)
 
 
 class IncludeExcludeParams(Params):
