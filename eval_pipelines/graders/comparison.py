@@ -28,12 +28,21 @@ from eval_pipelines.graders._paths import get_path, is_missing, join, matches_pa
 from eval_pipelines.graders.base import Grader, GradeInput, Outcome, Params
 from eval_pipelines.graders.text import parse_json_output
 
+def _is_email(value: str) -> bool:
+    """``[^@\\s]+@[^@\\s]+\\.[^@\\s]+`` in linear time (the regex backtracks
+    quadratically on a long ``a@a.a.a...`` value: 33 s for 80 000 characters)."""
+    local, at, domain = value.partition("@")
+    if not at or not local or "@" in domain or any(ch.isspace() for ch in value):
+        return False
+    return "." in domain[1:-1]
+
+
 _PLACEHOLDERS = {
     "any_string": lambda v: isinstance(v, str),
     "any_number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "any_uuid": lambda v: isinstance(v, str) and re.fullmatch(
         r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", v) is not None,
-    "any_email": lambda v: isinstance(v, str) and re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", v) is not None,
+    "any_email": lambda v: isinstance(v, str) and _is_email(v),
     "any_iso_datetime": lambda v: isinstance(v, str) and re.fullmatch(
         r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?", v) is not None,
     "any": lambda v: True,
