@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 import dagster as dg
+import duckdb
 import pandas as pd
 
 from eval_pipelines import pipeline
@@ -55,15 +56,16 @@ def _write(store: EvalStore, table: str, partition: Partition, rows: pd.DataFram
     }
 
 
-def _stored(store: EvalStore, partition: Partition) -> pipeline.StoredSuite:
-    with store.connect() as con:
+def _stored(store: EvalStore, partition: Partition, con: duckdb.DuckDBPyConnection | None = None
+            ) -> pipeline.StoredSuite:
+    """The partition's suite; pass an open connection to read it with the step's other inputs
+    (each DuckDB open costs some 25 ms)."""
+    if con is None:
+        with store.connect() as own:
+            suites = read_partition(own, "suites", partition)
+    else:
         suites = read_partition(con, "suites", partition)
     return _readable(lambda: pipeline.stored_suite(suites))
-
-
-def _outputs(store: EvalStore, partition: Partition) -> list:
-    with store.connect() as con:
-        return pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
 
 
 class ModelCallConfig(dg.Config):
@@ -146,8 +148,8 @@ def model_outputs(context: dg.AssetExecutionContext, config: ModelCallConfig, pr
 def grades(context: dg.AssetExecutionContext, project: EvalProject, store: EvalStore,
            models: ModelAccess) -> dg.MaterializeResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
     with store.connect() as con:
+        stored = _stored(store, partition, con)
         outputs = read_partition(con, "model_outputs", partition)
         baseline, grading = grading_context(con, partition, stored.suite.baseline)
     workspace = pipeline.workspace_dir(project.paths(store.db_path), partition)
@@ -165,10 +167,11 @@ def grades(context: dg.AssetExecutionContext, project: EvalProject, store: EvalS
           description="Per output: gated weighted score, verdict (pass/borderline/fail) and status.")
 def test_results(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
     with store.connect() as con:
+        stored = _stored(store, partition, con)
         grade_frame = read_partition(con, "grades", partition)
-    rows = pipeline.test_result_rows(stored.suite, _outputs(store, partition), grade_frame,
+        outputs = pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
+    rows = pipeline.test_result_rows(stored.suite, outputs, grade_frame,
                                      partition, context.run.run_id)
     meta = _write(store, "test_results", partition, rows)
     if not rows.empty:
@@ -182,10 +185,10 @@ def test_results(context: dg.AssetExecutionContext, store: EvalStore) -> dg.Mate
                       "and per-case metrics over trials (table case_metrics).")
 def metrics(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
     with store.connect() as con:
+        stored = _stored(store, partition, con)
         results = read_partition(con, "test_results", partition)
-    outputs = _outputs(store, partition)
+        outputs = pipeline.outputs_from_rows(read_partition(con, "model_outputs", partition))
     rows = pipeline.metric_rows(stored.suite, results, outputs, partition, context.run.run_id)
     per_case = pipeline.case_metric_rows(stored.suite, results, outputs, partition, context.run.run_id)
     meta = _write(store, "metrics", partition, rows)
@@ -222,8 +225,8 @@ def summary_markdown(overall: dict[str, float], results: pd.DataFrame) -> str:
                       "night, with p-values and intervals (table regressions).")
 def regression_report(context: dg.AssetExecutionContext, store: EvalStore) -> dg.MaterializeResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
     with store.connect() as con:
+        stored = _stored(store, partition, con)
         current = read_partition(con, "test_results", partition)
         baselines = [(b, read_partition(con, "test_results", b.partition))
                      for b in pipeline.find_baselines(con, partition, stored.suite.baseline)]

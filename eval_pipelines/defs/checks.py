@@ -20,8 +20,8 @@ warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partiti
                 description="Every threshold the suite declares (pass rate, pass@k, pass^k) is met.")
 def suite_thresholds_met(context: dg.AssetCheckExecutionContext, store: EvalStore) -> dg.AssetCheckResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
     with store.connect() as con:
+        stored = _stored(store, partition, con)
         rows = read_partition(con, "metrics", partition)
     overall = {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == "*"}
     if not stored.suite.thresholds:
@@ -46,12 +46,12 @@ def suite_thresholds_met(context: dg.AssetCheckExecutionContext, store: EvalStor
                 description="Cases in = rows out: one output or error row per case x target x trial.")
 def every_case_has_an_output(context: dg.AssetCheckExecutionContext, store: EvalStore) -> dg.AssetCheckResult:
     partition = partition_of(context)
-    stored = _stored(store, partition)
+    with store.connect() as con:
+        stored = _stored(store, partition, con)
+        rows = read_partition(con, "model_outputs", partition)
     suite = stored.suite
     expected = {(c.id, t, k) for c in suite.tests for t in suite.targets_for(c)
                 for k in range(suite.execution.trials.count)}
-    with store.connect() as con:
-        rows = read_partition(con, "model_outputs", partition)
     found = {(r["test_id"], r["target"], int(r["trial"])) for r in rows.to_dict("records")}
     missing = sorted(expected - found)
     return dg.AssetCheckResult(

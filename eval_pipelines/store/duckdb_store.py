@@ -13,10 +13,12 @@ failing; connections are held only for the short read or write.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
@@ -52,8 +54,34 @@ def none_if_missing(value: Any) -> Any:
     return None if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)) else value
 
 
+@lru_cache(maxsize=1)
 def schema_sql() -> str:
     return resources.files("eval_pipelines.store").joinpath("schema.sql").read_text()
+
+
+SCHEMA_MARKER = "eval_pipelines_schema_version"
+
+
+@lru_cache(maxsize=1)
+def schema_hash() -> str:
+    return hashlib.sha256(schema_sql().encode()).hexdigest()[:16]
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply schema.sql unless this file already has this very version of it.
+
+    Running the ~20 idempotent statements costs about 10 ms, on every one of
+    the two dozen connections a run opens; a one-row marker view holding the
+    hash of schema.sql turns that into one lookup.
+    """
+    try:
+        current = con.execute(f"SELECT hash FROM {SCHEMA_MARKER}").fetchone()
+    except duckdb.Error:
+        current = None
+    if current and current[0] == schema_hash():
+        return
+    con.execute(schema_sql())
+    con.execute(f"CREATE OR REPLACE VIEW {SCHEMA_MARKER} AS SELECT '{schema_hash()}' AS hash")
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -83,7 +111,7 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_W
             delay = min(delay * 2, 2.0)
     try:
         if not read_only:
-            con.execute(schema_sql())
+            ensure_schema(con)
             # The documented SQL views (latest_results, version_comparison, ...).
             from eval_pipelines.reports.views import ensure_views
 
