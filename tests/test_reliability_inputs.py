@@ -210,7 +210,7 @@ CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
     "no_front_matter": (lambda c: package(c, "nofm", skill_md="# just a title\n"), "no front matter"),
     "front_matter_unclosed": (lambda c: package(c, "unclosed", skill_md="---\nname: bad\n"), "not closed"),
     "front_matter_list": (lambda c: package(c, "fmlist", skill_md="---\n- a\n- b\n---\n"), "not a mapping"),
-    "front_matter_deep": (lambda c: package(c, "fmdeep", skill_md="---\nname: " + "[" * 50_000 + "\n---\n"),
+    "front_matter_deep": (lambda c: package(c, "fmdeep", skill_md="---\nname: " + "[" * 20_000 + "\n---\n"),
                           "invalid front matter YAML"),
     "skill_md_not_utf8": (lambda c: package(c, "latin1", skill_md=GOOD_SKILL_MD.encode() + b"caf\xe9\n"),
                           "not valid UTF-8"),
@@ -233,7 +233,7 @@ CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
                             "outside the skill package"),
     "targets_link_outside": (lambda c: _link_to_outside(c, "tlink", "targets.yaml", c.outside / "secret.yaml"),
                              "outside the skill package"),
-    "yaml_nested_100k_deep": (lambda c: package(c, "deep", suite="tests: " + "[" * 100_000 + "]" * 100_000 + "\n"),
+    "yaml_nested_20k_deep": (lambda c: package(c, "deep", suite="tests: " + "[" * 20_000 + "]" * 20_000 + "\n"),
                               "nesting deeper than 64"),
     "yaml_anchors_expand_exponentially": (lambda c: package(c, "laughs", suite=_alias_bomb()),
                                           "expands to more than"),
@@ -291,7 +291,7 @@ CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
 # Cases whose package opens as bad@1.0.0 (or fails to open at all) and is found in skills/:
 # the Dagster subset, one per family of problem.
 DAGSTER_CASES = ["zip_slip", "zip_bomb", "zip_truncated", "version_with_pipe", "skill_md_links_outside",
-                 "yaml_anchors_expand_exponentially", "yaml_nested_100k_deep", "harness_remote_ref",
+                 "yaml_anchors_expand_exponentially", "yaml_nested_20k_deep", "harness_remote_ref",
                  "schema_circular_ref", "dataset_dotdot_path", "jsonl_50mb_single_line", "csv_nul_byte"]
 
 
