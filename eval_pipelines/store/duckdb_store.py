@@ -104,8 +104,8 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_W
         except duckdb.Error as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
                 if _is_lock_error(exc):
-                    raise DatabaseBusy(f"database {target} is busy (another writer held it for "
-                                       f"more than {wait_s:.0f} s); retry later") from None
+                    raise DatabaseBusy(f"database {target} is busy (another process had it open for "
+                                       f"writing for more than {wait_s:.3g} s); retry later") from None
                 raise
             time.sleep(delay + random.uniform(0, delay))
             delay = min(delay * 2, 2.0)
