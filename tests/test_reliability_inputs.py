@@ -471,3 +471,32 @@ def test_hostile_packages_fail_dagster_runs_readably(tmp_path: Path, listener: t
             assert WATCH.network == [] and listener[1] == [], name
             assert not [p for p in WATCH.opened if str(ctx.outside) in os.path.realpath(p)], name
             shutil.rmtree(tmp_path / name)  # the 60 MB zip and 50 MB JSONL go at once
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_partition_keys_with_a_newline_or_pipe_registered_by_hand(tmp_path: Path) -> None:
+    """The sensor and the demo never register such keys; Dagster itself accepts them from the UI/API."""
+    import dagster as dg
+
+    from eval_pipelines.definitions import build_definitions
+    from eval_pipelines.defs.partitions import skill_versions
+    from eval_pipelines.spec.package import partition_key_problem
+
+    (tmp_path / "skills").mkdir()
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    job = build_definitions(str(tmp_path), str(tmp_path / "r.duckdb")).resolve_job_def("evaluate_skill_version")
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(skill_versions.name, ["bad@1.0\nx", "bad|x@1.0.0"])
+        result = job.execute_in_process(
+            partition_key=dg.MultiPartitionKey({"date": "2026-11-20", "skill_version": "bad@1.0\nx"}),
+            instance=instance, raise_on_error=False, run_config=quiet)
+        assert not result.success
+        (event,) = result.get_step_failure_events()
+        assert "is not a skill version: version '1.0\\nx' must be" in event.step_failure_data.error.message
+        # `|` is Dagster's multi-partition delimiter: Dagster refuses to launch, naming the key.
+        with pytest.raises(dg.DagsterUnknownPartitionError, match=r"2026-11-20\|bad\|x@1.0.0"):
+            job.execute_in_process(
+                partition_key=dg.MultiPartitionKey({"date": "2026-11-20", "skill_version": "bad|x@1.0.0"}),
+                instance=instance, raise_on_error=False, run_config=quiet)
+    assert partition_key_problem("bad|x@1.0.0") and partition_key_problem("bad@1.0\nx")

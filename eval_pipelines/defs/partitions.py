@@ -11,6 +11,7 @@ from datetime import date
 
 import dagster as dg
 
+from eval_pipelines.spec.package import partition_key_problem
 from eval_pipelines.store.duckdb_store import Partition
 
 skill_versions = dg.DynamicPartitionsDefinition(name="skill_versions")
@@ -24,4 +25,10 @@ def partition_key_for(skill_version: str, on: date) -> dg.MultiPartitionKey:
 
 def partition_of(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> Partition:
     dims = eval_partitions.get_partition_key_from_str(str(context.partition_key)).keys_by_dimension
+    # Dagster accepts any dynamic key (the sensor and the demo only add valid
+    # ones); a key added by hand with a newline or `|` fails here, readably.
+    problem = partition_key_problem(dims["skill_version"])
+    if problem:
+        raise dg.Failure(description=f"partition {dims['skill_version']!r} is not a skill version: {problem}",
+                         allow_retries=False)
     return Partition(eval_date=dims["date"], skill_version=dims["skill_version"])
