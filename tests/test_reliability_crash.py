@@ -43,9 +43,9 @@ def child_env(home: Path, root: Path, db: Path) -> dict[str, str]:
 def dagster_home(tmp_path: Path) -> Path:
     home = tmp_path / "dagster_home"
     home.mkdir()
-    # The project's own pool (duckdb, limit 1) as shipped in .dagster/dagster.yaml.
+    # The pool setting the project ships in dagster.yaml (duckdb steps: one at a time).
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n"
-                                       "concurrency:\n  pools:\n    granularity: op\n")
+                                       "concurrency:\n  pools:\n    default_limit: 1\n")
     return home
 
 
