@@ -189,6 +189,17 @@ class ReportData:
     def changed(self, *kinds: str) -> list[CaseResult]:
         return [c for c in self.cases if c.change in kinds]
 
+    def label_shape(self) -> tuple[bool, bool]:
+        """(several targets?, several trials?): whether case labels name them.
+
+        Computed once per report: asked for every case, recomputing it made
+        rendering quadratic (123 s of a 10,000-case run, docs/benchmarks.md)."""
+        key = (id(self.cases), len(self.cases))
+        if getattr(self, "_label_shape_key", None) != key:
+            self._label_shape = (len({c.target for c in self.cases}) > 1, len({c.trial for c in self.cases}) > 1)
+            self._label_shape_key = key
+        return self._label_shape
+
 
 # ---- loading ------------------------------------------------------------------
 

@@ -80,12 +80,11 @@ def timestamp(run: RunInfo) -> str | None:
 
 def case_label(case: CaseResult, data: ReportData) -> str:
     """``tc-001`` or, when the run has several targets or trials, ``tc-001 [target, trial 2]``."""
-    targets = {c.target for c in data.cases}
-    trials = {c.trial for c in data.cases}
+    several_targets, several_trials = data.label_shape()
     extra = []
-    if len(targets) > 1:
+    if several_targets:
         extra.append(case.target)
-    if len(trials) > 1:
+    if several_trials:
         extra.append(f"trial {case.trial}")
     return case.test_id + (f" [{', '.join(extra)}]" if extra else "")
 
