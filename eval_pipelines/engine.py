@@ -77,10 +77,9 @@ async def collect_outputs(
     on_output: Callable[[ModelOutput], None] | None = None,
 ) -> list[ModelOutput]:
     """One output (or error) for every case x target x trial; never fewer."""
-    limits = {}
-    for name, target in targets.items():
-        limit = concurrency or suite.settings.max_concurrency or target.concurrency
-        limits[name] = asyncio.Semaphore(max(1, limit))
+    sizes = {name: max(1, concurrency or suite.settings.max_concurrency or target.concurrency)
+             for name, target in targets.items()}
+    limits = {name: asyncio.Semaphore(size) for name, size in sizes.items()}
     stop = asyncio.Event()
     cost_limit = suite.execution.trials.cost_limit_usd
     spent = 0.0
@@ -110,12 +109,23 @@ async def collect_outputs(
         return result
 
     jobs = [
-        one(case, target_name, trial)
+        (case, target_name, trial)
         for case in suite.tests
         for target_name in suite.targets_for(case)
         for trial in range(suite.execution.trials.count)
     ]
-    return list(await asyncio.gather(*jobs))
+    # A fixed pool of workers, not one task per job: 100,000 pending tasks held
+    # about half a gigabyte; the pool keeps only as many as can run at once.
+    results: list[ModelOutput | None] = [None] * len(jobs)
+    next_job = iter(range(len(jobs)))
+
+    async def worker() -> None:
+        for index in next_job:
+            results[index] = await one(*jobs[index])
+
+    workers = min(len(jobs), sum(sizes.values()))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return [r for r in results if r is not None]
 
 
 @dataclass(frozen=True)

@@ -359,8 +359,32 @@ COLUMNS = (("id", "Case", "text"), ("name", "Name", "text"), ("category", "Categ
            ("score", "Score", "number"), ("latency", "Latency (ms)", "number"))
 
 
+# Past this many cases the page lists every case that did not pass or changed,
+# then passing ones up to the limit: a 100,000-case page weighed 146 MB, more
+# than a browser (or the run's memory) should carry. The JSON report and
+# DuckDB keep every case.
+HTML_CASE_LIMIT = 5000
+
+
+def listed_cases(data: ReportData) -> list:
+    if len(data.cases) <= HTML_CASE_LIMIT:
+        return list(data.cases)
+    notable = {id(c) for c in data.cases if c.outcome != "pass" or (c.change not in (None, "same"))}
+    room = max(0, HTML_CASE_LIMIT - len(notable))
+    listed = []
+    for case in data.cases:
+        if id(case) in notable:
+            listed.append(case)
+        elif room:
+            listed.append(case)
+            room -= 1
+    return listed
+
+
 def _results_section(data: ReportData) -> str:
     compared = data.baseline is not None
+    listed = listed_cases(data)
+    omitted = len(data.cases) - len(listed)
     columns = list(COLUMNS) + ([("change", "Change", "text")] if compared else [])
     outcomes = [o for o in OUTCOMES if any(c.outcome == o for c in data.cases)]
     verdict_options = _options(outcomes, "all verdicts").replace(
@@ -382,7 +406,7 @@ def _results_section(data: ReportData) -> str:
     head = "".join(f'<th data-key="{k}" data-type="{t}" tabindex="0" scope="col">{e(label)}</th>'
                    for k, label, t in columns)
     bodies = []
-    for order, case in enumerate(data.cases):
+    for order, case in enumerate(listed):
         label = case_label(case, data)
         search = " ".join(filter(None, [case.test_id, case.name, case.input, case.output, case.error])).lower()
         attrs = {
@@ -404,8 +428,11 @@ def _results_section(data: ReportData) -> str:
         bodies.append(f'<tbody class="case" {attr_html}><tr class="row">{"".join(cells)}</tr>'
                       f'<tr class="detail" hidden><td colspan="{len(columns)}">{_detail(case, data)}</td></tr></tbody>')
     return (f'<section id="results"><h2>Results</h2><div class="filters">{"".join(filters)}</div>'
-            f'<p id="results-count" class="muted">{len(data.cases)} of {len(data.cases)} results shown</p>'
-            f'<table id="results-table" class="results"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
+            f'<p id="results-count" class="muted">{len(listed)} of {len(listed)} results shown</p>'
+            + (f'<p id="results-omitted" class="muted">{omitted} more passing, unchanged results are not listed '
+               f'on this page (it lists at most {HTML_CASE_LIMIT}, every failure and change first); the JSON '
+               f'report and the <code>test_results</code> table in DuckDB have them all.</p>' if omitted else "")
+            + f'<table id="results-table" class="results"><thead><tr>{head}</tr></thead>{"".join(bodies)}</table>'
             "</section>")
 
 
