@@ -410,7 +410,8 @@ def run(sizes: Sizes, work: Path, tools: Path, out: Path, quick: bool,
         only: set[int] | None = None) -> dict[str, Any]:
     """All figures (or ``only`` some: then just the JSON is written, for before/after runs)."""
     want = (lambda figure: only is None or figure in only)
-    results: dict[str, Any] = {"machine": machine(), "sizes": sizes.__dict__, "started": datetime.now(timezone.utc)}
+    results: dict[str, Any] = {"machine": machine(), "sizes": sizes.__dict__, "started": datetime.now(timezone.utc),
+                               "argv": sys.argv[1:]}
     work.mkdir(parents=True, exist_ok=True)
     project_root = work / "project"
     keys = [suites.write_project(project_root, sizes.cases, concurrency=16)]
