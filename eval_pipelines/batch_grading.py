@@ -7,8 +7,8 @@ row, a ``json.dumps``), which caps a million stored outputs at well under
 (``equals``, ``contains``, ...) set ``batchable`` and grade whole columns:
 parameters are validated once per assertion, the output rows are joined to
 the assertions in pandas, and each grader fills score/reason/details lists in
-one tight loop. Negation and the pass threshold are applied here as in
-``grading._grade_from``; every other assertion goes through the per-output path.
+one tight loop. Negation and the pass threshold (``Assertion.pass_minimum``) are applied
+here as in ``grading._grade_from``; every other assertion goes through the per-output path.
 The two paths give identical rows (tests/test_batch_grading.py).
 """
 
@@ -23,7 +23,6 @@ import pandas as pd
 from eval_pipelines.graders.registry import get_grader
 from eval_pipelines.spec.models import Suite
 
-PASS_THRESHOLD = 0.8
 GRADE_COLUMNS = ["test_id", "target", "trial", "assertion_index", "assertion_type", "assertion_name",
                  "weight", "required", "score", "passed", "status", "reason", "details"]
 
@@ -43,13 +42,12 @@ def batch_plan(suite: Suite) -> pd.DataFrame:
                 continue  # the per-output path records the error grade
             if not grader.can_batch(params, case):
                 continue
-            minimum = assertion.gate_minimum()
             rows.append({
                 "test_id": case.id, "assertion_index": index, "grader": grader.type,
                 "params": params, "case": case, "assertion_type": assertion.type,
                 "assertion_name": assertion.label, "weight": float(assertion.weight),
                 "required": json.dumps(assertion.required), "negate": assertion.negate,
-                "minimum": PASS_THRESHOLD if minimum is None else minimum,
+                "minimum": assertion.pass_minimum(),
             })
     return pd.DataFrame(rows, columns=["test_id", "assertion_index", "grader", "params", "case",
                                        "assertion_type", "assertion_name", "weight", "required",

@@ -52,8 +52,7 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     if assertion.negate and outcome.status == "graded":
         score = 1.0 - score
         reason = f"negated: {reason}"
-    minimum = assertion.gate_minimum()
-    passed = outcome.status == "graded" and score >= (minimum if minimum is not None else 0.8)
+    passed = outcome.status == "graded" and score >= assertion.pass_minimum()
     return Grade(
         assertion_index=index,
         assertion_type=assertion.type,

@@ -13,6 +13,8 @@ from math import comb
 from statistics import median
 from typing import Iterable
 
+from eval_pipelines.spec.models import PASS_THRESHOLD
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k estimator (seed 003): 1 - C(n-c, k) / C(n, k)."""
@@ -159,8 +161,8 @@ def case_metrics(results: Iterable[TrialResult], strategy: str = "pass_at_k") ->
         passed = {
             "pass_at_k": c > 0,
             "all": c == n,
-            "mean": mean >= 0.8,
-            "confidence_interval": values["mean_score_ci_low"] >= 0.8,
+            "mean": mean >= PASS_THRESHOLD,
+            "confidence_interval": values["mean_score_ci_low"] >= PASS_THRESHOLD,
         }[strategy]
         values["case_passed"] = float(passed)
         out[key] = values

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from eval_pipelines.grading import Grade
+from eval_pipelines.spec.models import PASS_THRESHOLD, gate_minimum
 
-PASS_THRESHOLD = 0.8
 BORDERLINE_THRESHOLD = 0.6
 
 CaseStatus = Literal["graded", "not_evaluated", "error", "pending_human"]
@@ -52,7 +52,7 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None) -> Case
         return CaseScore(0.0, "fail", "error", f"{errored[0].assertion_name}: {errored[0].reason}")
     if any(g.status == "pending_human" for g in grades):
         return CaseScore(None, None, "pending_human", "waiting for human ratings")
-    unverifiable = [g for g in grades if g.status == "not_evaluated" and _gate_minimum(g.required) is not None]
+    unverifiable = [g for g in grades if g.status == "not_evaluated" and gate_minimum(g.required) is not None]
     if unverifiable:
         # A gate that cannot be checked cannot be waved through.
         return CaseScore(None, None, "not_evaluated",
@@ -62,7 +62,7 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None) -> Case
     if not scored:
         return CaseScore(None, None, "not_evaluated", "no assertion could be evaluated")
     for grade in scored:
-        minimum = _gate_minimum(grade.required)
+        minimum = gate_minimum(grade.required)
         if minimum is not None and grade.score < minimum:
             return CaseScore(
                 0.0,
@@ -81,9 +81,3 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None) -> Case
     return CaseScore(score, verdict, "graded", reason)
 
 
-def _gate_minimum(required: bool | float) -> float | None:
-    if required is True:
-        return PASS_THRESHOLD
-    if required is False:
-        return None
-    return float(required)

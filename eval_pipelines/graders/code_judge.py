@@ -30,8 +30,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from eval_pipelines.graders.base import Grader, GradeInput, Outcome, Params
-
-PASS_THRESHOLD = 0.8
+from eval_pipelines.spec.models import PASS_THRESHOLD
 STDERR_TAIL_CHARS = 500
 RUNNERS = {".py": "python", ".js": "node", ".mjs": "node", ".cjs": "node", ".sh": "sh"}
 TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")

@@ -95,6 +95,19 @@ def merge_tools(defaults: list[ToolSpec], own: list[ToolSpec]) -> list[ToolSpec]
     return [t for t in defaults if t.name not in names] + list(own)
 
 
+# A grade, a case and a code judge's score pass from here (seed 003's 0.8).
+PASS_THRESHOLD = 0.8
+
+
+def gate_minimum(required: bool | float) -> float | None:
+    """``required: true`` gates at the pass threshold, a number is its own minimum, false is no gate."""
+    if required is True:
+        return PASS_THRESHOLD
+    if required is False:
+        return None
+    return float(required)
+
+
 class Assertion(Model):
     """One entry of a test's effective ``assert`` list.
 
@@ -124,11 +137,12 @@ class Assertion(Model):
 
     def gate_minimum(self) -> float | None:
         """Minimum score this assertion must reach, or None when it is no gate."""
-        if self.required is True:
-            return 0.8
-        if self.required is False:
-            return None
-        return float(self.required)
+        return gate_minimum(self.required)
+
+    def pass_minimum(self) -> float:
+        """Score at which this assertion's grade counts as passed."""
+        minimum = self.gate_minimum()
+        return PASS_THRESHOLD if minimum is None else minimum
 
 
 class Trials(Model):
