@@ -65,11 +65,9 @@ def _create(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _installed(con: duckdb.DuckDBPyConnection) -> bool:
-    try:
-        rows = con.execute(f"SELECT views_sha256 FROM {MARKER_VIEW}").fetchall()  # all: leave no open result
-    except duckdb.Error:
-        return False
-    return bool(rows) and rows[0][0] == views_hash()
+    from eval_pipelines.store.duckdb_store import marker
+
+    return marker(con, MARKER_VIEW) == views_hash()
 
 
 def ensure_views(con: duckdb.DuckDBPyConnection, attempts: int = 20) -> bool:

@@ -67,6 +67,15 @@ def schema_hash() -> str:
     return hashlib.sha256(schema_sql().encode()).hexdigest()[:16]
 
 
+def marker(con: duckdb.DuckDBPyConnection, view: str) -> str | None:
+    """The hash a one-row marker view holds (schema, report views), or None when it is missing."""
+    try:
+        rows = con.execute(f"SELECT * FROM {view}").fetchall()  # all: leave no open result
+    except duckdb.Error:
+        return None
+    return rows[0][0] if rows else None
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Apply schema.sql unless this file already has this very version of it.
 
@@ -74,11 +83,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     the two dozen connections a run opens; a one-row marker view holding the
     hash of schema.sql turns that into one lookup.
     """
-    try:
-        current = con.execute(f"SELECT hash FROM {SCHEMA_MARKER}").fetchone()
-    except duckdb.Error:
-        current = None
-    if current and current[0] == schema_hash():
+    if marker(con, SCHEMA_MARKER) == schema_hash():
         return
     con.execute(schema_sql())
     con.execute(f"CREATE OR REPLACE VIEW {SCHEMA_MARKER} AS SELECT '{schema_hash()}' AS hash")
