@@ -430,15 +430,9 @@ def summary(cells: list[CellResult]) -> str:
 # ---- the document -----------------------------------------------------------------------
 
 def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, "
+    from benchmarks.machine import cpu_model
+
+    return (f"{platform.system()} {platform.release()}, {cpu_model()}, {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, NumPy {np.__version__}")
 
 

@@ -89,21 +89,15 @@ def machine() -> dict[str, str]:
     import openai
     import pandas
 
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from benchmarks.machine import cpu_model
+
     mem = "unknown"
     try:
         kb = int(Path("/proc/meminfo").read_text().split()[1])
         mem = f"{kb / 1024 / 1024:.1f} GiB"
     except (OSError, ValueError, IndexError):
         pass
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": mem,
+    return {"cpu": cpu_model(), "cores": str(os.cpu_count()), "memory": mem,
             "os": f"{platform.system()} {platform.release()}", "python": platform.python_version(),
             "dagster": dagster.__version__, "duckdb": duckdb.__version__, "openai": openai.__version__,
             "pandas": pandas.__version__,
