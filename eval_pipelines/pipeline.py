@@ -390,10 +390,14 @@ def trial_results(results: pd.DataFrame, outputs: list[ModelOutput]) -> list[Tri
     return trials
 
 
-def metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
-                partition: Partition, run_id: str | None) -> pd.DataFrame:
-    """Suite metrics per target (and ``*``), plus the share of cases passing
-    under the suite's trial strategy (``case_pass_rate``)."""
+def metric_tables(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
+                  partition: Partition, run_id: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``metrics``, ``case_metrics``) rows from one pass over the trials.
+
+    ``metrics``: suite metrics per target (and ``*``), plus the share of cases
+    passing under the suite's trial strategy (``case_pass_rate``).
+    ``case_metrics``: per case and target, the metrics over its trials.
+    """
     trials = trial_results(results, outputs)
     per_case = case_metrics(trials, suite.execution.trials.strategy)
     values = suite_metrics(trials)
@@ -402,17 +406,13 @@ def metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
         if cases:
             values[target]["case_pass_rate"] = sum(v["case_passed"] for v in cases) / len(cases)
             values[target]["flaky_cases"] = float(sum(v["flaky"] for v in cases))
-    rows = []
-    for target, metrics_ in sorted(values.items()):
-        for metric, value in sorted(metrics_.items()):
-            rows.append(_base(partition, run_id, suite.name) | {
-                "target": target, "metric": metric, "value": float(value)})
-    return pd.DataFrame(rows)
+    base = _base(partition, run_id, suite.name)
+    rows = [base | {"target": target, "metric": metric, "value": float(value)}
+            for target, metrics_ in sorted(values.items()) for metric, value in sorted(metrics_.items())]
+    return pd.DataFrame(rows), _case_metric_frame(per_case, base)
 
 
-def case_metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOutput],
-                     partition: Partition, run_id: str | None) -> pd.DataFrame:
-    per_case = case_metrics(trial_results(results, outputs), suite.execution.trials.strategy)
+def _case_metric_frame(per_case: dict, base: dict[str, Any]) -> pd.DataFrame:
     # Built as columns: some eight rows per case, and a dict per row held
     # hundreds of megabytes at 100,000 cases.
     test_ids, targets, metric_names, values = [], [], [], []
@@ -422,7 +422,6 @@ def case_metric_rows(suite: Suite, results: pd.DataFrame, outputs: list[ModelOut
             targets.append(target)
             metric_names.append(metric)
             values.append(float(value))
-    base = _base(partition, run_id, suite.name)
     if not values:
         return pd.DataFrame(columns=[*base, "test_id", "target", "metric", "value"])
     frame = pd.DataFrame({"test_id": test_ids, "target": targets, "metric": metric_names, "value": values})
@@ -451,8 +450,7 @@ def score_partition(db_path: str, partition: Partition, run_id: str | None,
         context = replace(context, workspace=workspace)
     grades = grade_rows(stored, output_rows, partition, run_id, env, context)
     results = test_result_rows(stored.suite, outputs, grades, partition, run_id)
-    metrics = metric_rows(stored.suite, results, outputs, partition, run_id)
-    per_case = case_metric_rows(stored.suite, results, outputs, partition, run_id)
+    metrics, per_case = metric_tables(stored.suite, results, outputs, partition, run_id)
     with connect(db_path) as con:
         replace_partition(con, "grades", partition, grades)
         replace_partition(con, "test_results", partition, results)

@@ -104,13 +104,12 @@ def test_trials_give_pass_at_k_and_pass_hat_k_as_the_formulas(tmp_path: Path, fa
     assert len(outputs) == 6 and sorted({o.trial for o in outputs}) == [0, 1, 2]
     grades = pipeline.grade_rows(s, outputs, PARTITION, "r")
     results = pipeline.test_result_rows(s.suite, outputs, grades, PARTITION, "r")
-    metrics = pipeline.metric_rows(s.suite, results, outputs, PARTITION, "r")
+    metrics, per_case = pipeline.metric_tables(s.suite, results, outputs, PARTITION, "r")
     overall = {r["metric"]: r["value"] for r in metrics.to_dict("records") if r["target"] == "*"}
     assert overall["pass_at_1"] == pytest.approx(pass_at_k(3, 2, 1)) == pytest.approx(2 / 3)
     assert overall["pass_at_2"] == pytest.approx(pass_at_k(3, 2, 2)) == pytest.approx(1.0)
     assert overall["pass_hat_3"] == pytest.approx(pass_hat_k(3, 2, 3)) == pytest.approx(8 / 27)
     assert overall["case_pass_rate"] == 1.0 and overall["flaky_cases"] == 2  # pass_at_k strategy
-    per_case = pipeline.case_metric_rows(s.suite, results, outputs, PARTITION, "r")
     c0 = {r["metric"]: r["value"] for r in per_case.to_dict("records") if r["test_id"] == "c0"}
     assert (c0["trials"], c0["passes"], c0["pass_hat_2"]) == (3, 2, pytest.approx(4 / 9))
 
