@@ -18,10 +18,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import yaml
 
 from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.source import read_text
+from eval_pipelines.spec.source import parse_yaml, read_text
 
 SKILL_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 SKILL_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")
@@ -113,14 +112,13 @@ def parse_front_matter(text: str, file: Path) -> tuple[dict[str, object], str]:
     if end < 0:
         raise SpecErrors.single(file, "front matter is not closed", line=1, expected="a closing '---' line")
     try:
-        meta = yaml.safe_load(text[3:end])
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SpecErrors.single(file, f"invalid front matter YAML: {getattr(exc, 'problem', exc)}",
-                                line=mark.line + 2 if mark else None) from None
-    except (RecursionError, ValueError) as exc:  # nesting thousands deep, a 5000-digit number
-        raise SpecErrors.single(file, "invalid front matter YAML: "
-                                + ("nested too deeply" if isinstance(exc, RecursionError) else str(exc))) from None
+        # The suite parser, with its bounds on depth, aliases and tags. The
+        # front matter starts right after the first '---', so its lines are the file's.
+        meta = parse_yaml(text[3:end], file).data
+    except SpecErrors as exc:
+        first = exc.errors[0]
+        problem = first.message.removeprefix("invalid YAML: ")
+        raise SpecErrors.single(file, f"invalid front matter YAML: {problem}", line=first.line) from None
     if not isinstance(meta, dict):
         raise SpecErrors.single(file, "front matter is not a mapping", line=2)
     body = text[end + 4:].lstrip("\n")
