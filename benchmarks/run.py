@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
 # ---- figure 1 and 7: the model stage in process -------------------------------
 
 def _loaded(project: Path, n: int):  # noqa: ANN202
-    from eval_pipelines.pipeline import ProjectPaths
+    from eval_pipelines.stages import ProjectPaths
     from eval_pipelines.spec.loader import load_skill
 
     paths = ProjectPaths.from_root(project, str(project / ".data" / "unused.duckdb"))
@@ -117,7 +117,7 @@ def _loaded(project: Path, n: int):  # noqa: ANN202
 
 
 def model_stage(server: BenchServer, project: Path, n: int, concurrency: int, repeats: int) -> dict[str, Any]:
-    from eval_pipelines.engine import run_model_phase
+    from eval_pipelines.run.engine import run_model_phase
 
     loaded = _loaded(project, n)
     env = {"BENCH_BASE_URL": server.base_url, "BENCH_API_KEY": "bench"}
@@ -166,7 +166,7 @@ async def _bare_client_cpu(base_url: str, n: int, concurrency: int, use_create: 
 
 
 def cpu_per_call(server: BenchServer, project: Path, n: int, repeats: int) -> dict[str, Series]:
-    from eval_pipelines.engine import run_model_phase
+    from eval_pipelines.run.engine import run_model_phase
 
     loaded = _loaded(project, n)
     env = {"BENCH_BASE_URL": server.base_url, "BENCH_API_KEY": "bench"}
@@ -344,9 +344,9 @@ def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: i
 def grading_throughput(cases: int, trials: int, repeats: int, work: Path) -> dict[str, Any]:
     import pandas as pd
 
-    from eval_pipelines import pipeline
+    from eval_pipelines import stages as pipeline
     from eval_pipelines.spec.models import Assertion, Message, Suite, TestCase
-    from eval_pipelines.store.duckdb_store import Partition, connect, read_partition, replace_partition
+    from eval_pipelines.store.connection import Partition, connect, read_partition, replace_partition
 
     suite = Suite(name="grading", format="eval-yaml", source_file=str(work / "eval.yaml"), tests=[
         TestCase(id=suites.case(i)[0], input=[Message(content=suites.case(i)[1])],

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -21,13 +22,13 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 def _paths(root: Path, db: str | None):
-    from eval_pipelines.pipeline import ProjectPaths
+    from eval_pipelines.project import ProjectPaths
 
     return ProjectPaths.from_root(root.resolve(), db or os.environ.get("EVAL_PIPELINES_DB"))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from eval_pipelines.spec.datasets import DATASET_SUFFIXES, read_test_rows
+    from eval_pipelines.spec.loaders.datasets import DATASET_SUFFIXES, read_test_rows
     from eval_pipelines.spec.loader import load_skill, load_suite
 
     paths = _paths(Path(args.root), None)
@@ -63,7 +64,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from eval_pipelines.spec.skill_tests import is_v1, v1_to_v2
+    from eval_pipelines.spec.loaders.skill_tests import is_v1, v1_to_v2
     from eval_pipelines.spec.source import load_document
 
     source = Path(args.source)
@@ -83,7 +84,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _print_summary(db_path: str, keys: Sequence[str], eval_date: str) -> None:
-    from eval_pipelines.store.duckdb_store import connect
+    from eval_pipelines.store.connection import connect
 
     with connect(db_path) as con:
         rows = con.execute(
@@ -122,7 +123,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from eval_pipelines.defs.partitions import partition_key_for, skill_versions
     from eval_pipelines.definitions import build_definitions, default_db_path
-    from eval_pipelines.pipeline import discover_skill_versions
+    from eval_pipelines.project import discover_skill_versions
     from eval_pipelines.spec.package import partition_key_problem
 
     db_path = db_arg or default_db_path(str(root))
@@ -168,16 +169,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from eval_pipelines import pipeline
-    from eval_pipelines.gates import failed_thresholds
-    from eval_pipelines.spec.loader import load_skill
-    from eval_pipelines.store.duckdb_store import Partition, connect, replace_partition
+    """The same stage list and checks as the Dagster job, in a plain loop."""
+    import logging
+
+    from eval_pipelines.checks import checks_for
+    from eval_pipelines.stages import RunOptions, StageContext, run_stages
+    from eval_pipelines.store.partition import Partition
 
     root = Path(args.root).resolve()
     paths = _paths(root, args.db)
-    try:
-        loaded = load_skill(Path(args.skill), datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
-                            project_targets=paths.project_targets())
+    try:  # everything is validated before any model is paid for
+        loaded = paths.load(Path(args.skill))
         if args.target:
             unknown = [t for t in args.target if t not in loaded.targets]
             if unknown:
@@ -191,29 +193,38 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     for warning in loaded.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    partition = Partition(datetime.now(timezone.utc).date().isoformat(), loaded.package.key)
-    run_id = f"cli-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}"
-    stored = pipeline.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
-    outputs = _collect_with_progress(stored, paths, partition, args)
-    suite = loaded.suite
-    with connect(paths.db_path) as con:
-        replace_partition(con, "suites", partition, pipeline.suite_rows(loaded, partition, run_id))
-        replace_partition(con, "test_cases", partition, pipeline.test_case_rows(suite, partition, run_id))
-        replace_partition(con, "model_outputs", partition,
-                          pipeline.model_output_rows(suite, outputs, partition, run_id))
-    metric_frame = pipeline.score_partition(paths.db_path, partition, run_id,
-                                            workspace=pipeline.workspace_dir(paths, partition))
+    loaded.warnings.clear()  # printed once here, not again by the load stage
+    now = datetime.now(timezone.utc)
+    partition = Partition(now.date().isoformat(), loaded.package.key)
+    log = logging.getLogger("eval_pipelines.cli")
+    ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}", paths=paths,
+                       report_root=root / "reports", env=lambda names: {n: os.environ.get(n) for n in names},
+                       options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
+    ctx.memo["loaded"] = loaded
+    failed: list[str] = []
+    with _progress(loaded.suite, ctx.options):
+        for stage, result in run_stages(ctx):
+            stop = False
+            for check in checks_for(stage.name):
+                outcome = check.evaluate(ctx)
+                if not outcome.passed:
+                    failed.append(check.name)
+                    label = "gate failed" if check.stage == "metrics" else f"check {check.name} failed"
+                    print(f"{label}: {outcome.description}")
+                    stop = stop or check.blocking
+            if stop:
+                print("a blocking gate failed: the stages after it did not run")
+                break
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
-    overall = {r["metric"]: r["value"] for r in metric_frame.to_dict("records") if r["target"] == "*"}
-    failures = failed_thresholds(suite.thresholds, overall)
-    for name, value, minimum in failures:
-        print(f"gate failed: {name} = {value} < {minimum}")
-    return EXIT_FAILED if failures else EXIT_OK
+    reports = ctx.report_root / partition.eval_date
+    if reports.is_dir():
+        print(f"Reports: {reports}")
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
-    from eval_pipelines.reviews import queue_rows, write_csv, write_html
-    from eval_pipelines.store.duckdb_store import connect
+    from eval_pipelines.grading.reviews import queue_rows, write_csv, write_html
+    from eval_pipelines.store.connection import connect
 
     db_path = _paths(Path(args.root), args.db).db_path
     with connect(db_path) as con:
@@ -243,11 +254,13 @@ def cmd_grades_export(args: argparse.Namespace) -> int:
 def cmd_grades_import(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from eval_pipelines import pipeline
-    from eval_pipelines.reviews import read_ratings
-    from eval_pipelines.store.duckdb_store import Partition, connect, upsert_ratings
+    from eval_pipelines.grading.reviews import read_ratings
+    from eval_pipelines.stages import StageContext, run_stages
+    from eval_pipelines.store.connection import Partition, connect, upsert_ratings
 
-    db_path = _paths(Path(args.root), args.db).db_path
+    root = Path(args.root).resolve()
+    paths = _paths(root, args.db)
+    db_path = paths.db_path
     ratings = read_ratings(Path(args.file))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     frame = pd.DataFrame([{**r.__dict__, "imported_at": now} for r in ratings])
@@ -261,7 +274,12 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
         for key, eval_date in latest.items():
             if eval_date is None:
                 continue
-            pipeline.score_partition(db_path, Partition(eval_date, key), f"regrade-{now:%Y%m%dT%H%M%S}")
+            # The stages after the model phase, as a Dagster re-run of `grades` and downstream does.
+            ctx = StageContext(partition=Partition(eval_date, key), run_id=f"regrade-{now:%Y%m%dT%H%M%S}",
+                               paths=paths, report_root=root / "reports",
+                               env=lambda names: {n: os.environ.get(n) for n in names})
+            for _ in run_stages(ctx, {"grades", "test_results", "metrics", "regression_report", "eval_report"}):
+                pass
             print(f"re-graded {key} ({eval_date})")
         _print_summary(db_path, list(latest), max(d for d in latest.values() if d) if any(latest.values()) else "")
     return EXIT_OK
@@ -274,16 +292,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _collect_with_progress(stored, paths, partition, args):  # noqa: ANN001, ANN202
-    """The model phase with a progress bar on a terminal (rich), plain otherwise."""
-    from eval_pipelines import pipeline
-
-    suite = stored.suite
+@contextmanager
+def _progress(suite, options):  # noqa: ANN001, ANN202
+    """A progress bar over the model phase on a terminal (rich); nothing otherwise."""
     total = sum(len(suite.targets_for(c)) for c in suite.tests) * suite.execution.trials.count
-    kwargs = dict(db_path=paths.db_path, use_cache=not args.no_cache,
-                  workspace=pipeline.workspace_dir(paths, partition))
     if not sys.stderr.isatty() or total < 20:
-        return pipeline.collect_model_outputs(stored, None, args.concurrency, **kwargs)
+        yield
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -297,7 +312,8 @@ def _collect_with_progress(stored, paths, partition, args):  # noqa: ANN001, ANN
             counts["cached"] += output.cached
             progress.update(task, advance=1, **counts)
 
-        return pipeline.collect_model_outputs(stored, None, args.concurrency, on_output=advance, **kwargs)
+        options.on_output = advance
+        yield
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,6 @@ from pathlib import Path
 import dagster as dg
 
 from eval_pipelines.defs.assets import ASSETS
-from eval_pipelines.defs.checks import CHECKS
 from eval_pipelines.defs.jobs import evaluate_skill_version
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess, default_root
 from eval_pipelines.defs.schedules import nightly_regression
@@ -23,7 +22,6 @@ def build_definitions(root: str | None = None, db_path: str | None = None) -> dg
     root = root or default_root()
     return dg.Definitions(
         assets=ASSETS,
-        asset_checks=CHECKS,
         jobs=[evaluate_skill_version],
         sensors=[new_skill_versions],
         schedules=[nightly_regression],

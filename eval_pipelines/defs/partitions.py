@@ -12,7 +12,7 @@ from datetime import date
 import dagster as dg
 
 from eval_pipelines.spec.package import partition_key_problem
-from eval_pipelines.store.duckdb_store import Partition
+from eval_pipelines.store.partition import Partition
 
 skill_versions = dg.DynamicPartitionsDefinition(name="skill_versions")
 eval_dates = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_offset=1, timezone="UTC")

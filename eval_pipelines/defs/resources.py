@@ -10,8 +10,8 @@ from typing import Iterator, Mapping
 import dagster as dg
 import duckdb
 
-from eval_pipelines.pipeline import ProjectPaths
-from eval_pipelines.store.duckdb_store import connect
+from eval_pipelines.project import ProjectPaths
+from eval_pipelines.store.connection import connect
 
 
 def default_root() -> str:

@@ -13,7 +13,7 @@ import dagster as dg
 
 from eval_pipelines.defs.jobs import evaluate_skill_version
 from eval_pipelines.defs.partitions import partition_key_for, skill_versions
-from eval_pipelines.versions import latest_versions
+from eval_pipelines.analysis.versions import latest_versions
 
 NIGHTLY_CRON = os.environ.get("EVAL_PIPELINES_NIGHTLY_CRON", "0 2 * * *")
 

@@ -16,7 +16,7 @@ import dagster as dg
 from eval_pipelines.defs.jobs import evaluate_skill_version
 from eval_pipelines.defs.partitions import partition_key_for, skill_versions
 from eval_pipelines.defs.resources import EvalProject, EvalStore
-from eval_pipelines.pipeline import discover_skill_versions
+from eval_pipelines.project import discover_skill_versions
 from eval_pipelines.spec.package import partition_key_problem
 
 

@@ -14,53 +14,18 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from eval_pipelines.reports.data import NO_BASELINE, ReportData, ReportError, load_report
+from eval_pipelines.reports.data import NO_BASELINE, ReportError, load_report
+from eval_pipelines.reports.files import FORMAT_ALIASES, renderer, report_filename, write_report
 
 EXIT_OK, EXIT_INVALID = 0, 2
-EXTENSIONS = {"json": "json", "md": "md", "html": "html"}
-FORMAT_ALIASES = {"markdown": "md", "json": "json", "md": "md", "html": "html"}
-
-
-def renderer(fmt: str) -> Callable[[ReportData], str]:
-    fmt = FORMAT_ALIASES[fmt]
-    if fmt == "json":
-        from eval_pipelines.reports.json_report import render_json
-
-        return render_json
-    if fmt == "md":
-        from eval_pipelines.reports.markdown import render_markdown
-
-        return render_markdown
-    from eval_pipelines.reports.html import render_html
-
-    return render_html
-
-
-def report_filename(data: ReportData, fmt: str, name_baseline: bool = False) -> str:
-    """``<skill>-<version>.<ext>``; ``-vs-<baseline>`` added when the baseline was chosen explicitly."""
-    stem = f"{data.run.skill}-{data.run.version}"
-    if name_baseline and data.baseline is not None:
-        stem += f"-vs-{data.baseline.version}"
-        if data.baseline.version == data.run.version:
-            stem += f"-{data.baseline.eval_date}"
-    return f"{stem}.{EXTENSIONS[FORMAT_ALIASES[fmt]]}".replace("/", "_")
-
-
-def write_report(data: ReportData, fmt: str, out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = renderer(fmt)(data)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)  # readers never see half a report
-    return out
 
 
 def _install_views(db_path: str) -> None:
     """Best effort: the report command leaves the documented views in the database."""
-    from eval_pipelines.reports.views import ensure_views
-    from eval_pipelines.store.duckdb_store import connect
+    from eval_pipelines.store.views import ensure_views
+    from eval_pipelines.store.connection import connect
 
     try:
         with connect(db_path) as con:
@@ -130,49 +95,6 @@ def add_report_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.set_defaults(func=cmd_report)
     return p
-
-
-# ---- on every materialisation ----------------------------------------------------
-
-def _formats_for(data: ReportData, formats: list[str] | None) -> list[str]:
-    if formats:
-        return [FORMAT_ALIASES[f] for f in formats]
-    wanted = (data.run.reporting or {}).get("format") if isinstance(data.run.reporting, dict) else None
-    if wanted:
-        return list(dict.fromkeys(FORMAT_ALIASES[f] for f in wanted if f in FORMAT_ALIASES)) or ["json", "md", "html"]
-    return ["json", "md", "html"]
-
-
-def write_reports(db_path: str | Path, skill_version: str, eval_date: str, out_dir: str | Path,
-                  formats: list[str] | None = None, against: str | None = None) -> dict[str, Path]:
-    """Write the partition's reports into ``out_dir``; returns {format: path}.
-
-    Formats: ``formats``, else the suite's ``reporting.format`` (seed 003), else all three.
-    File names: ``<skill>-<version>.<ext>``, written atomically (temporary file, then rename).
-    """
-    skill, _, version = skill_version.partition("@")
-    data = load_report(db_path, skill, version=version, eval_date=eval_date, against=against)
-    written: dict[str, Path] = {}
-    for fmt in _formats_for(data, formats):
-        written[fmt] = write_report(data, fmt, Path(out_dir) / report_filename(data, fmt))
-    return written
-
-
-def report_metadata(db_path: str | Path, skill_version: str, eval_date: str,
-                    out_dir: str | Path) -> dict[str, Any]:
-    """Write the partition's reports and return Dagster asset metadata: one path entry per
-    format and the Markdown summary (shown in the UI)."""
-    import dagster as dg
-
-    from eval_pipelines.reports.markdown import render_markdown_summary
-
-    skill, _, version = skill_version.partition("@")
-    data = load_report(db_path, skill, version=version, eval_date=eval_date)
-    written = {fmt: write_report(data, fmt, Path(out_dir) / report_filename(data, fmt))
-               for fmt in _formats_for(data, None)}
-    meta: dict[str, Any] = {f"report_{fmt}": dg.MetadataValue.path(str(path)) for fmt, path in written.items()}
-    meta["report_summary"] = dg.MetadataValue.md(render_markdown_summary(data))
-    return meta
 
 
 def main(argv: list[str] | None = None) -> int:

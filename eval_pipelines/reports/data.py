@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from eval_pipelines.versions import version_sort_key
+from eval_pipelines.analysis.versions import version_sort_key
+from eval_pipelines.grading.registry import get_grader
+from eval_pipelines.store.connection import connect
+from eval_pipelines.store.partition import Partition
+from eval_pipelines.store.queries import previous_version
 
 NO_BASELINE = "none"
-# Assertion types graded by a model; ``human`` by people; everything else by code.
-MODEL_GRADERS = frozenset({"llm_judge", "rubrics", "model", "semantic_sim", "agent_judge"})
-HUMAN_GRADERS = frozenset({"human"})
 UNCATEGORISED = "uncategorised"
 COUNTED = ("graded", "error")  # statuses that count in pass rates (seed 002)
 SAFE_TARGET_KEYS = ("name", "type", "model", "base_url", "command", "path", "temperature")
@@ -39,11 +40,9 @@ class ReportError(ValueError):
 
 
 def grader_family(assertion_type: str) -> str:
-    if assertion_type in MODEL_GRADERS:
-        return "model"
-    if assertion_type in HUMAN_GRADERS:
-        return "human"
-    return "code"
+    """code, model or human: the grader's own metadata (``Grader.family``), not a list kept here."""
+    grader = get_grader(assertion_type)
+    return grader.grader_family() if grader is not None else "code"
 
 
 @dataclass(frozen=True)
@@ -487,9 +486,6 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
     """The report data of ``skill`` (``version`` default: latest by semver; ``eval_date`` default:
     its latest) compared with ``against`` (default: the baseline the pipeline uses; ``"none"``: no
     comparison). Raises ``ReportError`` for an unknown skill, version or date."""
-    from eval_pipelines.baselines import choose_baseline  # imports the engine: only when loading
-    from eval_pipelines.store.duckdb_store import connect
-
     target = str(db_path)
     if not target.startswith("md:") and target != ":memory:" and not Path(target).is_file():
         raise ReportError(f"no results database at {target} (run `eval-pipelines demo` or "
@@ -521,8 +517,9 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
                              [key, eval_date])
                 spec = _json(row[0], {}) if row else {}
                 pinned = spec.get("baseline") if isinstance(spec, dict) else None
-                # As the pipeline does: a pinned baseline without results means no comparison.
-                base_version = choose_baseline(version, versions, pinned)
+                # The pipeline's own rule: a pinned baseline without results means no comparison.
+                chosen = previous_version(con, Partition(eval_date, key), pinned)
+                base_version = chosen.version if chosen is not None else None
             else:
                 base_version = _resolve_version(skill, against, versions, what="baseline version")
             if base_version is not None:
@@ -554,8 +551,6 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
 
 def skills_with_results(db_path: str | Path) -> dict[str, list[str]]:
     """{skill: versions with results, in semver order}."""
-    from eval_pipelines.store.duckdb_store import connect
-
     with connect(str(db_path)) as con:
         pairs = con.execute("SELECT DISTINCT skill, version FROM test_results").fetchall()
     out: dict[str, list[str]] = {}

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from importlib import resources
 from typing import Any, Iterable
 
-from eval_pipelines.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
 from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
 
 SCHEMA_VERSION = "1.0"

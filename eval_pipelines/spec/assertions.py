@@ -10,32 +10,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.graders.registry import get_grader, known_types
-from eval_pipelines.spec.errors import SpecError, closest_key, unknown_field
+from eval_pipelines.grading.registry import get_grader, known_types
+from eval_pipelines.spec.errors import SpecError, closest_key, pydantic_errors
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document
 
+__all__ = ["COMMON_FIELDS", "parse_assertion", "pydantic_errors"]
+
 COMMON_FIELDS = ("type", "name", "weight", "required", "negate")
-
-
-def pydantic_errors(
-    doc: Document, base: tuple[Any, ...], exc: ValidationError, known: list[str] | None = None
-) -> list[SpecError]:
-    """Map a pydantic error to SpecErrors at the right file line and path."""
-    out: list[SpecError] = []
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        path = base + loc
-        kind = err["type"]
-        if kind == "extra_forbidden":
-            key = str(loc[-1]) if loc else "?"
-            out.append(SpecError(str(doc.file), path, unknown_field(key, known or []), doc.line_of(path)))
-        elif kind == "missing":
-            out.append(SpecError(str(doc.file), path, "required field is missing", doc.line_of(path)))
-        else:
-            message = err["msg"].removeprefix("Value error, ")
-            out.append(SpecError(str(doc.file), path, message, doc.line_of(path)))
-    return out
 
 
 def parse_assertion(
@@ -60,10 +42,15 @@ def parse_assertion(
         return None
     config = {k: v for k, v in raw.items() if k not in COMMON_FIELDS}
     try:
-        grader.Params.model_validate(config)
+        params = grader.Params.model_validate(config)
     except ValidationError as exc:
         known = list(grader.Params.model_fields) + list(COMMON_FIELDS)
         errors.extend(pydantic_errors(doc, path, exc, known))
+        return None
+    before = len(errors)
+    for inner_path, inner in grader.nested_assertions(params):
+        parse_assertion(inner, doc, path + inner_path, errors)
+    if len(errors) > before:
         return None
     try:
         return Assertion(

@@ -10,7 +10,17 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
+
+from pydantic import ValidationError
+
+
+class Located(Protocol):
+    """A parsed file that knows the line of each field path (``spec.source.Document``)."""
+
+    file: Path
+
+    def line_of(self, path: Sequence[Any]) -> int | None: ...
 
 
 def format_path(path: Sequence[str | int]) -> str:
@@ -81,3 +91,23 @@ class SpecErrors(Exception):
         expected: str | None = None,
     ) -> "SpecErrors":
         return cls([SpecError(str(file), tuple(path), message, line, expected)])
+
+
+def pydantic_errors(
+    doc: Located, base: tuple[Any, ...], exc: ValidationError, known: list[str] | None = None
+) -> list[SpecError]:
+    """Map a pydantic error to SpecErrors at the right file line and path."""
+    out: list[SpecError] = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        path = base + loc
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            key = str(loc[-1]) if loc else "?"
+            out.append(SpecError(str(doc.file), path, unknown_field(key, known or []), doc.line_of(path)))
+        elif kind == "missing":
+            out.append(SpecError(str(doc.file), path, "required field is missing", doc.line_of(path)))
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+            out.append(SpecError(str(doc.file), path, message, doc.line_of(path)))
+    return out

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.eval_yaml import load_eval_yaml
-from eval_pipelines.spec.harness import is_harness, load_harness
+from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
+from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, find_suite_file, inside_package, open_package
 from eval_pipelines.spec.paths import PathPolicy
-from eval_pipelines.spec.prompt_modes import is_prompt_modes, load_prompt_modes
-from eval_pipelines.spec.skill_tests import load_skill_tests
+from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_prompt_modes
+from eval_pipelines.spec.loaders.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
-from eval_pipelines.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
+from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
 
 
 def detect_format(doc: Document) -> str:

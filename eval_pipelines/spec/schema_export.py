@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eval_pipelines.graders.registry import _BY_NAME
+from eval_pipelines.grading.registry import _BY_NAME
 
 COMMON_ASSERT_FIELDS: dict[str, Any] = {
     "type": {"type": "string"},

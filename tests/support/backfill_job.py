@@ -22,7 +22,7 @@ def multiprocess_job() -> dg.JobDefinition:
         executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}),
     )
     defs = build_definitions(root, os.environ["EVAL_PIPELINES_DB"])
-    return dg.Definitions(assets=defs.assets, asset_checks=defs.asset_checks, jobs=[job],
+    return dg.Definitions(assets=defs.assets, jobs=[job],
                           resources=defs.resources).resolve_job_def(job.name)
 
 

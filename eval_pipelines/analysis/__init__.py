@@ -1,0 +1,1 @@
+"""Pure functions over results: metrics, statistics, regression verdicts, gates, baselines."""

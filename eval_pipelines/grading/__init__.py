@@ -1,0 +1,1 @@
+"""Grading: graders, the one dispatch rule, scoring and the judge."""

@@ -1,0 +1,121 @@
+"""``composite`` (seed 001) and ``hybrid`` (seed 000): nested assertions, one score.
+
+The inner list is ``assert`` (as in 001); children are validated like any
+assertion when the suite loads. Aggregators: ``weighted_average`` (weights by
+child ``name``; children without one weigh 1), ``min``, ``max``, ``all`` (1 when
+every child passes), ``any``, or a ``code_judge`` script that receives the
+children's results in ``config.results`` and answers like any code judge.
+Inner weights stay inside: the composite is one score to the outer model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+
+
+class Aggregator(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["weighted_average", "min", "max", "all", "any", "code_judge"] = "weighted_average"
+    weights: dict[str, float] = {}
+    script: str | None = None
+    command: str | list[str] | None = None
+    timeout_ms: int = 30_000
+
+    @model_validator(mode="after")
+    def _script_for_code_judge(self) -> "Aggregator":
+        if self.type == "code_judge" and not (self.script or self.command):
+            raise ValueError("a code_judge aggregator needs `script` or `command`")
+        return self
+
+
+class CompositeParams(Params):
+    assert_: list[dict[str, Any]] = Field(alias="assert")
+    aggregator: Aggregator | Literal["weighted_average", "min", "max", "all", "any"] = Aggregator()
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("assert_")
+    @classmethod
+    def _children_present(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Each child is validated like any assertion by the loader (Grader.nested_assertions),
+        # with its own line number; here only what concerns the list as a whole.
+        if not value:
+            raise ValueError("a composite needs at least one nested assertion in `assert`")
+        names = [item.get("name") for item in value if isinstance(item, dict) and item.get("name")]
+        if len(names) != len(set(names)):
+            raise ValueError("nested assertion names must be unique")
+        return value
+
+    @property
+    def agg(self) -> Aggregator:
+        return self.aggregator if isinstance(self.aggregator, Aggregator) else Aggregator(type=self.aggregator)
+
+
+class Composite(Grader[CompositeParams]):
+    type = "composite"
+    aliases = ("hybrid", "group")
+    Params = CompositeParams
+
+    def grade(self, params: CompositeParams, inp: GradeInput) -> Outcome:  # pragma: no cover
+        raise RuntimeError("composite is graded asynchronously")
+
+    def nested_assertions(self, params: CompositeParams) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [(("assert", i), raw) for i, raw in enumerate(params.assert_)]
+
+    async def agrade(self, params: CompositeParams, inp: GradeInput) -> Outcome:
+        assert inp.grade_nested is not None  # set by grading.dispatch
+        children = [await inp.grade_nested(raw, i) for i, raw in enumerate(params.assert_)]
+        results = [{"name": g.assertion_name, "type": g.assertion_type, "score": g.score,
+                    "passed": g.passed, "status": g.status, "reason": g.reason} for g in children]
+        errored = [g for g in children if g.status == "error"]
+        if errored:
+            return Outcome(0.0, f"nested {errored[0].assertion_name} failed: {errored[0].reason}",
+                           {"children": results}, status="error")
+        if any(g.status == "pending_human" for g in children):
+            return Outcome(0.0, "waiting for human ratings of a nested assertion", {"children": results},
+                           status="pending_human")
+        scored = [g for g in children if g.status == "graded"]
+        if not scored:
+            return Outcome(0.0, "no nested assertion could be evaluated", {"children": results},
+                           status="not_evaluated")
+        agg = params.agg
+        if agg.type == "code_judge":
+            return await self._script(agg, results, inp)
+        gate_failures = [g.assertion_name for g in scored
+                         if g.required is not False and not g.passed]
+        if agg.type == "weighted_average":
+            weights = [agg.weights.get(g.assertion_name, g.weight) for g in scored]
+            total = sum(weights)
+            score = sum(g.score * w for g, w in zip(scored, weights)) / total if total else 0.0
+        elif agg.type == "min":
+            score = min(g.score for g in scored)
+        elif agg.type == "max":
+            score = max(g.score for g in scored)
+        elif agg.type == "all":
+            score = 1.0 if all(g.passed for g in scored) else 0.0
+        else:
+            score = 1.0 if any(g.passed for g in scored) else 0.0
+        if gate_failures:
+            score = 0.0
+        reason = f"{agg.type} of {len(scored)} nested assertions = {score:.2f}"
+        if gate_failures:
+            reason += f"; required nested assertion(s) failed: {', '.join(gate_failures)}"
+        return Outcome(score, reason, {"children": results, "aggregator": agg.type})
+
+    async def _script(self, agg: Aggregator, results: list[dict[str, Any]], inp: GradeInput) -> Outcome:
+        assert inp.grade_nested is not None
+        raw: dict[str, Any] = {"type": "code_judge", "name": "aggregator", "config": {"results": results},
+                               "timeout_ms": agg.timeout_ms}
+        if agg.script:
+            raw["script"] = agg.script
+        else:
+            raw["command"] = agg.command
+        grade = await inp.grade_nested(raw, 0)
+        return Outcome(grade.score, f"aggregator script: {grade.reason}",
+                       {"children": results, "aggregator": "code_judge", "script": grade.details},
+                       status=grade.status)

@@ -1,0 +1,134 @@
+"""``rubrics`` (seed 001): structured criteria graded by the judge in one call.
+
+Each criterion has an ``id``, the ``outcome`` the output should achieve, an
+inner ``weight`` (default 1.0), an optional ``scale`` (default 0..1) and an
+optional ``required``: ``true`` (must reach 0.8 after normalisation) or a
+number in [0, 1] (its own minimum). The judge scores every criterion in one
+reply ``{"scores": {id: number}, "reasoning": ...}``; each score is normalised
+on its scale and the rubric's score is their weighted mean (inner weights, as
+seed 001 keeps them apart from the outer assertion weights). A required
+criterion under its minimum makes the rubric score 0, like a failed gate in
+the outer scoring model. ``details.rubric_scores`` maps id to normalised score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from eval_pipelines.grading.graders import _judging as J
+from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+
+GATE_TRUE = 0.8
+
+
+class RubricItem(Params):
+    id: str = Field(min_length=1)
+    outcome: str = Field(min_length=1)
+    weight: float = Field(default=1.0, ge=0)
+    required: bool | float = False
+    scale: J.Scale = Field(default_factory=J.Scale)
+
+    @field_validator("required")
+    @classmethod
+    def _required_in_range(cls, value: bool | float) -> bool | float:
+        if not isinstance(value, bool) and not 0 <= value <= 1:
+            raise ValueError("a numeric `required` must be within [0, 1]")
+        return value
+
+    def minimum(self) -> float | None:
+        if self.required is True:
+            return GATE_TRUE
+        if self.required is False:
+            return None
+        return float(self.required)
+
+
+class RubricsParams(Params):
+    criteria: list[RubricItem] = Field(min_length=1)
+    temperature: float | None = Field(default=0, ge=0, le=2)
+
+    @field_validator("criteria")
+    @classmethod
+    def _unique_ids(cls, items: list[RubricItem]) -> list[RubricItem]:
+        ids = [item.id for item in items]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate criterion id(s) {duplicates}")
+        return items
+
+
+def _prompt(params: RubricsParams, inp: GradeInput) -> str:
+    lines = []
+    for item in params.criteria:
+        note = f"weight {item.weight:g}, {item.scale.describe()}"
+        if item.minimum() is not None:
+            note += ", required"
+        lines.append(f"- **{item.id}** ({note}): {item.outcome}")
+    scores = ", ".join(f'"{item.id}": <number from {item.scale.min:g} to {item.scale.max:g}>'
+                       for item in params.criteria)
+    body = (
+        "Grade the system output below against each rubric criterion independently. "
+        "A criterion's top score means the output fully achieves the stated outcome; "
+        "its bottom score means it does not achieve it at all.\n\n"
+        f"## Rubric Criteria\n" + "\n".join(lines) + "\n\n"
+        + J.case_block(inp.case, inp.output, inp.case.criteria, "What the Test Checks (context)")
+    )
+    return J.with_format(body, "Respond with only a JSON object: "
+                               f'{{"scores": {{{scores}}}, "reasoning": "<brief explanation per criterion>"}}.')
+
+
+def _parse(params: RubricsParams, data: dict[str, Any]) -> dict[str, float]:
+    scores = J.first_key(data, "scores", "criteria")
+    if not isinstance(scores, dict):
+        raise J.ReplyInvalid('the reply has no "scores" object')
+    raw: dict[str, float] = {}
+    for item in params.criteria:
+        value = scores.get(item.id)
+        if isinstance(value, dict):
+            value = value.get("score")
+        if value is None:
+            raise J.ReplyInvalid(f'"scores" has no score for criterion {item.id!r}')
+        raw[item.id] = J.in_range(value, item.scale.min, item.scale.max, f"the score of {item.id!r}")
+    return raw
+
+
+class Rubrics(Grader[RubricsParams]):
+    type = "rubrics"
+    needs_judge = True  # graded by the judge model (or its embeddings)
+    Params = RubricsParams
+
+    async def agrade(self, params: RubricsParams, inp: GradeInput) -> Outcome:
+        judge = inp.judge
+        if judge is None:
+            return J.no_judge()
+        try:
+            asked = await J.ask(judge, J.SYSTEM_PROMPT, _prompt(params, inp),
+                                lambda d: (_parse(params, d), d), temperature=params.temperature)
+        except J.JudgeFailure as exc:
+            return J.failure(judge, exc)
+        raw_scores, data = asked.value
+        items = {item.id: item for item in params.criteria}
+        normalised = {i: items[i].scale.normalise(v) for i, v in raw_scores.items()}
+        mean = J.weighted_mean(normalised, {i: item.weight for i, item in items.items()})
+        minima = {i: item.minimum() for i, item in items.items()}
+        failed_ids = [i for i, m in minima.items() if m is not None and normalised[i] < m]
+        failed = [f"{i} ({normalised[i]:.2f} < {minima[i]:g})" for i in failed_ids]
+        feedback = J.feedback_of(data)
+        details: dict[str, Any] = {
+            "rubric_scores": {i: round(v, 4) for i, v in normalised.items()},
+            "raw_scores": raw_scores,
+            "weighted_mean": round(mean, 4),
+            "failed_required": failed_ids,
+            "feedback": feedback,
+            **J.judge_details(judge, asked),
+        }
+        if failed:
+            reason = "required criterion not met: " + ", ".join(failed)
+            return Outcome(0.0, reason + (f"; {J.shorten(feedback, 200)}" if feedback else ""), details)
+        summary = ", ".join(f"{i} {v:.2f}" for i, v in normalised.items())
+        reason = f"rubric score {mean:.3g} ({summary})"
+        if feedback:
+            reason += f": {J.shorten(feedback, 200)}"
+        return Outcome(mean, reason, details)

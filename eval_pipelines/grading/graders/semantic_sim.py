@@ -1,0 +1,84 @@
+"""``semantic_sim`` (seed 000; also ``semantic``, ``similar``, ``semantic_similarity``).
+
+The output and the reference (``value``, else the case's ``expected_output``)
+are embedded in one request through the judge's OpenAI-compatible server
+(``embedding_model``, else the judge's default embedding model), and compared
+by cosine similarity, clipped to [0, 1].
+
+Scoring rule: passed when similarity >= ``threshold`` (default 0.8; seed 000's
+``semanticThreshold`` is accepted as its name, 0.7-0.85 in the seed's flexible
+profile). The grade score is ``_judging.calibrate(similarity, threshold)``: the
+similarity itself at the default threshold 0.8; otherwise piecewise linear with
+the threshold mapped onto the outer pass mark 0.8 (``0.8 * sim / t`` below it,
+``0.8 + 0.2 * (sim - t) / (1 - t)`` above), so the assertion passes exactly when
+the similarity reaches the threshold, for thresholds above 0.8 as well as below,
+and a closer match still scores higher. ``details`` holds ``similarity``,
+``threshold`` and ``passed``.
+
+An empty output scores 0 without a call; a missing reference is an ``error``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import AliasChoices, ConfigDict, Field
+
+from eval_pipelines.grading.graders import _judging as J
+from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.grading.graders.text import as_text
+
+
+class SemanticSimParams(Params):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    value: str | None = None
+    threshold: float = Field(default=0.8, ge=0, le=1,
+                             validation_alias=AliasChoices("threshold", "semanticThreshold",
+                                                           "semantic_threshold"))
+    embedding_model: str | None = None
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    if len(a) != len(b) or not a:
+        raise ValueError(f"embeddings of different or zero length ({len(a)} and {len(b)})")
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+class SemanticSim(Grader[SemanticSimParams]):
+    type = "semantic_sim"
+    needs_judge = True  # graded by the judge model (or its embeddings)
+    aliases = ("semantic", "similar", "semantic_similarity")
+    Params = SemanticSimParams
+
+    async def agrade(self, params: SemanticSimParams, inp: GradeInput) -> Outcome:
+        judge = inp.judge
+        if judge is None:
+            return J.no_judge()
+        reference = params.value if params.value is not None else (
+            as_text(inp.case.expected_output) if inp.case.expected_output is not None else None)
+        model = params.embedding_model or getattr(judge, "embedding_model", None)
+        details: dict[str, Any] = {"threshold": params.threshold, "judge_model": J.judge_model(judge),
+                                   "embedding_model": model}
+        if reference is None or not reference.strip():
+            return Outcome(0.0, "semantic_sim needs a reference: give `value` or the case's expected_output",
+                           details, status="error")
+        if not inp.output.strip():
+            return Outcome(0.0, "output is empty", {**details, "similarity": 0.0, "passed": False,
+                                                    "judge_attempts": 0})
+        try:
+            vectors = await judge.embed([inp.output, reference], model=params.embedding_model)
+            similarity = cosine(vectors[0], vectors[1])
+        except Exception as exc:  # noqa: BLE001 - embeddings failures become error grades
+            return Outcome(0.0, f"embeddings failed: {exc}" if "embeddings" not in str(exc) else str(exc),
+                           {**details, "judge_attempts": 1}, status="error")
+        clipped = min(1.0, max(0.0, similarity))
+        passed = clipped >= params.threshold
+        details.update(similarity=round(clipped, 6), cosine=round(similarity, 6), passed=passed,
+                       judge_attempts=1)
+        reason = (f"semantic similarity {clipped:.3f} {'>=' if passed else '<'} "
+                  f"threshold {params.threshold:g}")
+        return Outcome(J.calibrate(clipped, params.threshold), reason, details)

@@ -1,0 +1,107 @@
+"""The scoring model of seed 001: required gates, weighted mean, verdict.
+
+1. Every required gate must reach its minimum (``true`` means the pass
+   threshold 0.8, a number is its own minimum); one failed gate makes the test
+   score 0 and the verdict fail.
+2. Otherwise the score is the weighted mean of the assertions' scores (outer
+   weights only; inner weights stay inside composite/rubric graders).
+3. Verdict: pass >= 0.8, borderline >= 0.6, fail below.
+
+Statuses stay apart from verdicts: a case whose output is an error, or whose
+grader errored, is ``error`` (score 0, verdict fail, never a pass); a case with
+nothing to evaluate is ``not_evaluated`` (no score, no verdict, counted in
+neither pass nor fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Sequence
+
+from eval_pipelines.grading.base import Grade, GradingContext
+from eval_pipelines.grading.dispatch import agrade_outputs
+from eval_pipelines.run.targets.base import ModelOutput
+from eval_pipelines.spec.models import PASS_THRESHOLD, Suite, gate_minimum
+
+if TYPE_CHECKING:
+    from eval_pipelines.grading.judge import Judge
+
+BORDERLINE_THRESHOLD = 0.6
+
+CaseStatus = Literal["graded", "not_evaluated", "error", "pending_human"]
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    score: float | None
+    verdict: Literal["pass", "borderline", "fail"] | None
+    status: CaseStatus
+    reason: str
+
+
+def verdict_for(score: float) -> Literal["pass", "borderline", "fail"]:
+    if score >= PASS_THRESHOLD:
+        return "pass"
+    if score >= BORDERLINE_THRESHOLD:
+        return "borderline"
+    return "fail"
+
+
+def score_case(grades: Sequence[Grade], output_error: str | None = None) -> CaseScore:
+    if output_error is not None:
+        return CaseScore(0.0, "fail", "error", f"no output: {output_error}")
+    if not grades:
+        return CaseScore(None, None, "not_evaluated", "no assertions or criteria to evaluate")
+    errored = [g for g in grades if g.status == "error"]
+    if errored:
+        return CaseScore(0.0, "fail", "error", f"{errored[0].assertion_name}: {errored[0].reason}")
+    if any(g.status == "pending_human" for g in grades):
+        return CaseScore(None, None, "pending_human", "waiting for human ratings")
+    unverifiable = [g for g in grades if g.status == "not_evaluated" and gate_minimum(g.required) is not None]
+    if unverifiable:
+        # A gate that cannot be checked cannot be waved through.
+        return CaseScore(None, None, "not_evaluated",
+                         f"required gate {unverifiable[0].assertion_name} could not be evaluated: "
+                         f"{unverifiable[0].reason}")
+    scored = [g for g in grades if g.status == "graded"]
+    if not scored:
+        return CaseScore(None, None, "not_evaluated", "no assertion could be evaluated")
+    for grade in scored:
+        minimum = gate_minimum(grade.required)
+        if minimum is not None and grade.score < minimum:
+            return CaseScore(
+                0.0,
+                "fail",
+                "graded",
+                f"required gate {grade.assertion_name} scored {grade.score:.2f} < {minimum:.2f}",
+            )
+    total_weight = sum(g.weight for g in scored)
+    if total_weight == 0:
+        score = sum(g.score for g in scored) / len(scored)
+    else:
+        score = sum(g.score * g.weight for g in scored) / total_weight
+    verdict = verdict_for(score)
+    failing = [g.assertion_name for g in scored if not g.passed]
+    reason = "all assertions passed" if not failing else f"failed: {', '.join(failing)}"
+    return CaseScore(score, verdict, "graded", reason)
+
+
+
+
+@dataclass(frozen=True)
+class GradedOutput:
+    output: ModelOutput
+    grades: list[Grade]
+    result: CaseScore
+
+
+def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | None = None,
+                  judge: "Judge | None" = None, context: GradingContext | None = None) -> list[GradedOutput]:
+    """Grade and score outputs one by one (scripts and tests; the pipeline grades a
+    partition through ``dispatch.grade_frame`` and scores the stored grades)."""
+    graded = asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge, context))
+    return [GradedOutput(o, grades, score_case(grades, None if o.error is None and o.output is not None
+                                               else (o.error or "no output")))
+            for o, grades in graded]

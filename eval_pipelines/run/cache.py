@@ -1,0 +1,146 @@
+"""The response cache: a model call is paid for once.
+
+The key is a SHA-256 over the target's settings (type, model, resolved base
+URL, temperature, max tokens) and the exact request (system prompt, messages,
+tools, trial number), never over a secret. Each trial is its own entry, so a
+re-run reproduces every trial without a request.
+
+Entries go to DuckDB's ``response_cache`` table in small batches while the
+model phase runs (about once a second, with a single non-blocking attempt so
+the phase never waits on the write lock), and once more at the end. A run
+killed mid-way loses at most the last second of answers; its re-run serves
+everything else from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import asdict, is_dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import pandas as pd
+
+from eval_pipelines.store.connection import DatabaseBusy, connect, none_if_missing
+from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
+from eval_pipelines.run.targets.config import OpenAITargetConfig
+
+FLUSH_EVERY_S = 1.0
+FLUSH_EVERY_N = 50
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if is_dataclass(value):
+        return asdict(value)
+    return value
+
+
+def request_hash(config: OpenAITargetConfig, base_url: str | None, request: TargetRequest) -> str:
+    key = {
+        "target": {"type": config.type, "model": config.model, "base_url": base_url or "",
+                   "temperature": config.temperature, "max_tokens": config.max_tokens},
+        "system": request.system_prompt,
+        "messages": [_plain(m) for m in request.messages],
+        "tools": [_plain(t) for t in getattr(request, "tools", None) or []],
+        "max_steps": getattr(request, "max_steps", None),
+        "trial": request.trial,
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class ResponseCache:
+    """Reads hits up front, buffers new answers, and flushes them in batches."""
+
+    def __init__(self, db_path: str) -> None:
+        self.db_path = db_path
+        self._hits: dict[str, dict[str, Any]] = {}
+        self._pending: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+        self.hits = 0
+        self.stored = 0
+
+    def preload(self, hashes: list[str]) -> None:
+        if not hashes:
+            return
+        with connect(self.db_path) as con:
+            rows = con.execute("SELECT * FROM response_cache WHERE list_contains(?, request_hash)",
+                               [hashes]).df()
+        self._hits = {r["request_hash"]: r for r in rows.to_dict("records")}
+
+    def get(self, key: str, request: TargetRequest, target: str) -> ModelOutput | None:
+        row = self._hits.get(key)
+        if row is None:
+            return None
+        self.hits += 1
+        val = none_if_missing
+
+        return ModelOutput(
+            test_id=request.test_id, target=target, trial=request.trial, output=row["output"],
+            latency_ms=val(row["latency_ms"]),
+            prompt_tokens=None if val(row["prompt_tokens"]) is None else int(row["prompt_tokens"]),
+            completion_tokens=None if val(row["completion_tokens"]) is None else int(row["completion_tokens"]),
+            cost_usd=val(row["cost_usd"]), cached=True, attempts=0,
+            llm_calls=int(row["llm_calls"]), tool_calls=int(row["tool_calls"]),
+            trace=json.loads(row["trace"]) if row["trace"] else [],
+        )
+
+    async def put(self, key: str, output: ModelOutput, model: str) -> None:
+        if output.error is not None or output.output is None:
+            return  # failures are never cached: a re-run tries again
+        self._pending.append({
+            "request_hash": key, "target": output.target, "model": model, "output": output.output,
+            "latency_ms": output.latency_ms, "prompt_tokens": output.prompt_tokens,
+            "completion_tokens": output.completion_tokens, "cost_usd": output.cost_usd,
+            "llm_calls": output.llm_calls, "tool_calls": output.tool_calls,
+            "trace": json.dumps(output.trace, default=str),
+            "created_at": datetime.now(timezone.utc).replace(tzinfo=None),
+        })
+        if len(self._pending) >= FLUSH_EVERY_N or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+            await asyncio.to_thread(self.flush, 0.0)
+
+    def flush(self, wait_s: float = 30.0) -> None:
+        """Write buffered entries; with ``wait_s=0`` give up at once if the file is busy."""
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        self._last_flush = time.monotonic()
+        try:
+            with connect(self.db_path, wait_s=wait_s) as con:
+                con.register("new_cache_rows", pd.DataFrame(batch))
+                con.execute("INSERT OR REPLACE INTO response_cache BY NAME SELECT * FROM new_cache_rows")
+                con.unregister("new_cache_rows")
+            self.stored += len(batch)
+        except DatabaseBusy:
+            self._pending = batch + self._pending  # try again at the next flush
+
+
+class CachedTarget:
+    """Wraps a target: answers from the cache when it can, stores new answers."""
+
+    def __init__(self, target: Any, cache: ResponseCache, config: OpenAITargetConfig, base_url: str | None) -> None:
+        self._target = target
+        self._cache = cache
+        self._config = config
+        self._base_url = base_url
+        self.name = target.name
+        self.concurrency = target.concurrency
+
+    def key(self, request: TargetRequest) -> str:
+        return request_hash(self._config, self._base_url, request)
+
+    async def generate(self, request: TargetRequest) -> ModelOutput:
+        key = self.key(request)
+        hit = self._cache.get(key, request, self.name)
+        if hit is not None:
+            return hit
+        output = await self._target.generate(request)
+        await self._cache.put(key, output, self._config.model)
+        return output
+
+    async def aclose(self) -> None:
+        await self._target.aclose()

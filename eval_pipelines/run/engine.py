@@ -1,0 +1,185 @@
+"""The model phase: cases x targets x trials -> one output (or error row) each.
+
+Async and bounded per target; it touches no database (the response cache
+writes in short batches), so it never holds DuckDB's write lock while waiting
+on models. Grading is ``eval_pipelines.grading``'s job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping
+
+from eval_pipelines.spec.models import Suite, TestCase
+from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
+from eval_pipelines.run.targets.command import CommandTarget
+from eval_pipelines.run.targets.config import (
+    CommandTargetConfig,
+    OpenAITargetConfig,
+    ReplayTargetConfig,
+    TargetConfig,
+    resolve_connection,
+)
+from eval_pipelines.run.targets.replay import ReplayTarget
+
+if TYPE_CHECKING:
+    from eval_pipelines.run.cache import ResponseCache
+
+_log = logging.getLogger(__name__)
+
+
+def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None],
+                 extra_env: dict[str, str] | None = None) -> Target:
+    if isinstance(config, OpenAITargetConfig):
+        # Imported here: the openai package takes ~0.8 s to import, which
+        # suites with only command or replay targets should not pay.
+        from eval_pipelines.run.targets.openai_compat import OpenAITarget
+
+        api_key, base_url = resolve_connection(config, env)
+        return OpenAITarget(config, api_key=api_key, base_url=base_url)
+    if isinstance(config, ReplayTargetConfig):
+        return ReplayTarget(config, base_dir)
+    if isinstance(config, CommandTargetConfig):
+        return CommandTarget(config, base_dir, extra_env)
+    raise TypeError(f"unsupported target config {type(config).__name__}")
+
+
+def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
+    from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, merge_tools
+
+    timeout_ms = case.timeout_ms or suite.settings.timeout_ms
+    return TargetRequest(
+        test_id=case.id,
+        trial=trial,
+        system_prompt=suite.system_prompt,
+        messages=case.input,
+        timeout_s=timeout_ms / 1000,
+        # The eval-yaml loader already merged the suite's tools into the case;
+        # merging again is a no-op there and covers suites built in code.
+        tools=merge_tools(suite.tools, case.tools),
+        max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
+    )
+
+
+async def collect_outputs(
+    suite: Suite,
+    targets: Mapping[str, Target],
+    *,
+    concurrency: int | None = None,
+    on_output: Callable[[ModelOutput], None] | None = None,
+) -> list[ModelOutput]:
+    """One output (or error) for every case x target x trial; never fewer."""
+    sizes = {name: max(1, concurrency or suite.settings.max_concurrency or target.concurrency)
+             for name, target in targets.items()}
+    limits = {name: asyncio.Semaphore(size) for name, size in sizes.items()}
+    stop = asyncio.Event()
+    cost_limit = suite.execution.trials.cost_limit_usd
+    spent = 0.0
+
+    async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
+        nonlocal spent
+        async with limits[target_name]:
+            if stop.is_set():
+                return ModelOutput(case.id, target_name, trial, None,
+                                   error="not run: failFast stopped the suite after an earlier failure",
+                                   attempts=0)
+            if cost_limit is not None and spent >= cost_limit:
+                return ModelOutput(case.id, target_name, trial, None, attempts=0,
+                                   error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
+                                         f"(${spent:.4f} spent)")
+            try:
+                result = await targets[target_name].generate(_request(suite, case, trial))
+            except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
+                result = ModelOutput(case.id, target_name, trial, None,
+                                     error=f"target failed: {type(exc).__name__}: {exc}")
+        if not result.cached:
+            spent += result.cost_usd or 0.0
+        if result.error and suite.settings.fail_fast:
+            stop.set()
+        if on_output:
+            on_output(result)
+        return result
+
+    jobs = [
+        (case, target_name, trial)
+        for case in suite.tests
+        for target_name in suite.targets_for(case)
+        for trial in range(suite.execution.trials.count)
+    ]
+    # A fixed pool of workers, not one task per job: 100,000 pending tasks held
+    # about half a gigabyte; the pool keeps only as many as can run at once.
+    results: list[ModelOutput | None] = [None] * len(jobs)
+    next_job = iter(range(len(jobs)))
+
+    async def worker() -> None:
+        for index in next_job:
+            results[index] = await one(*jobs[index])
+
+    workers = min(len(jobs), sum(sizes.values()))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return [r for r in results if r is not None]
+
+
+def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:
+    """The suite's retry setting (000 ``retryFailed``, 003 ``retry_count``) wins over the target's."""
+    if isinstance(config, OpenAITargetConfig) and suite.settings.retry_count is not None:
+        return config.model_copy(update={"max_retries": suite.settings.retry_count})
+    return config
+
+
+async def run_model_phase(
+    suite: Suite,
+    configs: Mapping[str, TargetConfig],
+    base_dir: Path,
+    env: Mapping[str, str | None],
+    *,
+    concurrency: int | None = None,
+    cache: "ResponseCache | None" = None,
+    workspace_dir: Path | None = None,
+    on_output: Callable[[ModelOutput], None] | None = None,
+) -> list[ModelOutput]:
+    """Prepare the workspace, build the targets (cached where allowed), collect
+    every output, then tear down and close the clients.
+
+    A workspace whose setup fails turns every case into an error row with the
+    reason: the run still accounts for each case.
+    """
+    from eval_pipelines.run import workspace as ws
+    from eval_pipelines.run.cache import CachedTarget
+
+    names = sorted({n for case in suite.tests for n in suite.targets_for(case)})
+    space = None
+    if workspace_dir is not None and ws.needs_workspace(suite, base_dir):
+        try:
+            space = await asyncio.to_thread(ws.prepare, suite, base_dir, workspace_dir)
+        except ws.WorkspaceError as exc:
+            return [ModelOutput(case.id, name, trial, None, error=f"workspace {exc}", attempts=0)
+                    for case in suite.tests for name in suite.targets_for(case)
+                    for trial in range(suite.execution.trials.count)]
+    targets: dict[str, Target] = {}
+    try:
+        for name in names:
+            config = _with_suite_retries(configs[name], suite)
+            target = build_target(config, base_dir, env, space.environment if space else None)
+            if cache is not None and suite.execution.cache and isinstance(config, OpenAITargetConfig):
+                _, base_url = resolve_connection(config, env)
+                target = CachedTarget(target, cache, config, base_url)
+            targets[name] = target
+        if cache is not None:
+            keys = [t.key(_request(suite, case, trial))
+                    for case in suite.tests for n in suite.targets_for(case)
+                    if isinstance(t := targets[n], CachedTarget)
+                    for trial in range(suite.execution.trials.count)]
+            await asyncio.to_thread(cache.preload, keys)
+        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output)
+    finally:
+        for target in targets.values():
+            await target.aclose()
+        if cache is not None:
+            await asyncio.to_thread(cache.flush)
+        if space is not None:
+            problem = await asyncio.to_thread(ws.teardown, suite, base_dir, space)
+            if problem:
+                _log.warning("workspace %s", problem)

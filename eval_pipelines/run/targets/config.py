@@ -1,0 +1,86 @@
+"""Named target settings, from a ``targets.yaml`` in the project or a skill package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal, Mapping, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from eval_pipelines.spec.errors import SpecErrors, pydantic_errors
+from eval_pipelines.spec.source import load_document
+
+
+class _TargetBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+class OpenAITargetConfig(_TargetBase):
+    """A chat model behind any OpenAI-compatible base URL."""
+
+    type: Literal["openai"] = "openai"
+    model: str
+    base_url: str | None = None
+    # Names of environment variables, never the secret itself.
+    base_url_env: str = "OPENAI_BASE_URL"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    price_input_per_million: float = Field(default=0.0, ge=0)
+    price_output_per_million: float = Field(default=0.0, ge=0)
+
+
+class ReplayTargetConfig(_TargetBase):
+    """Outputs recorded earlier (JSONL or CSV keyed by test id and trial)."""
+
+    type: Literal["replay"] = "replay"
+    path: str
+
+
+class CommandTargetConfig(_TargetBase):
+    """A skill's own program: the input on stdin, the output on stdout."""
+
+    type: Literal["command"] = "command"
+    command: list[str] | str
+    concurrency: int = Field(default=2, ge=1, le=64)
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+TargetConfig = Annotated[
+    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig],
+    Field(discriminator="type"),
+]
+
+
+class TargetsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    targets: list[TargetConfig]
+
+
+def load_targets_file(path: Path) -> list[TargetConfig]:
+    """Read a ``targets.yaml``; errors name the file, line and field."""
+    doc = load_document(path)
+    try:
+        parsed = TargetsFile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise SpecErrors(pydantic_errors(doc, (), exc)) from None
+    names = [t.name for t in parsed.targets]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SpecErrors.single(path, f"duplicate target name(s) {duplicates}", path=("targets",))
+    return list(parsed.targets)
+
+
+def resolve_connection(
+    config: OpenAITargetConfig, env: Mapping[str, str | None]
+) -> tuple[str | None, str | None]:
+    """(api_key, base_url) for a target from the given environment view."""
+    base_url = config.base_url or env.get(config.base_url_env) or None
+    return env.get(config.api_key_env) or None, base_url

@@ -1,0 +1,334 @@
+"""Chat completions through ``openai.AsyncOpenAI`` against any compatible base URL.
+
+Retries are ours, not the client's (``max_retries=0``): exponential backoff with
+full jitter on 429, 5xx, timeouts, connection errors and unreadable bodies,
+honouring ``Retry-After``. A call that still fails returns a ``ModelOutput``
+with ``error`` set, so the case is stored as an error row instead of vanishing.
+The API key is passed in by the caller (read from the environment through
+Dagster's ``EnvVar`` or ``os.environ``) and never written anywhere.
+
+Tools: when the request offers tools, ``generate`` runs the tool-calling loop
+(see ``_generate_with_tools``): at most ``max_steps`` model calls, each tool
+call answered from the test's canned results (``targets/tools.py``) and
+recorded in ``trace`` in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import openai
+
+from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
+from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
+from eval_pipelines.run.targets.tools import call_tool, openai_tools, result_content
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+
+
+def _retry_after_s(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    raw = headers.get("retry-after-ms")
+    if raw:
+        try:
+            return float(raw) / 1000.0
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw:
+        try:
+            return float(raw)
+        except ValueError:
+            return None
+    return None
+
+
+def _is_retryable(exc: Exception) -> bool:
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in (408, 409, 429)
+    # A 200 whose body is truncated or not JSON: worth another try.
+    return isinstance(exc, (openai.APIResponseValidationError, ValueError))
+
+
+def describe_error(exc: Exception, secret: str | None = None) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        text = f"HTTP {exc.status_code}: {exc.message}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    if secret:
+        text = text.replace(secret, "***")
+    return text[:2000]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What we use of a chat completion: the first choice's message and the usage."""
+
+    content: str | None
+    tool_calls: list[dict[str, Any]]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def parse_reply(data: Any) -> Reply:
+    """Read a chat completion body; ``ValueError`` (retried) when it is not one."""
+    if not isinstance(data, dict):
+        # A 200 whose body is not JSON comes back from the client as text.
+        raise ValueError(f"response is not a chat completion: {str(data)[:200]!r}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("response has no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("response's first choice has no message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"message content is {type(content).__name__}, not text")
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ValueError("message tool_calls is not a list")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return Reply(content, [c for c in calls if isinstance(c, dict)],
+                 _int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")))
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    reply: Reply | None
+    error: str | None
+    attempts: int
+    latency_ms: float
+
+
+class OpenAITarget:
+    def __init__(
+        self,
+        config: OpenAITargetConfig,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.concurrency = config.concurrency
+        self._api_key = api_key
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or "no-key",  # local servers accept any key
+            base_url=base_url,
+            max_retries=0,
+            timeout=config.timeout_s,
+            http_client=openai.DefaultAioHttpClient(),
+        )
+        self._rate_lock = asyncio.Lock()
+        self._next_slot = 0.0
+
+    async def _respect_rate_limit(self) -> None:
+        rpm = self.config.requests_per_minute
+        if not rpm:
+            return
+        async with self._rate_lock:
+            now = time.monotonic()
+            wait = self._next_slot - now
+            self._next_slot = max(now, self._next_slot) + 60.0 / rpm
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    def _messages(self, request: TargetRequest) -> list[dict[str, str]]:
+        messages: list[dict[str, str]] = []
+        if request.system_prompt:
+            messages.append({"role": "system", "content": request.system_prompt})
+        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        return messages
+
+    def cost(self, reply: Reply) -> float | None:
+        # No price table: the cost is unknown, not zero (a `cost` gate must not pass silently).
+        if (reply.prompt_tokens is None and reply.completion_tokens is None) or (
+                self.config.price_input_per_million == 0 and self.config.price_output_per_million == 0):
+            return None
+        return (
+            (reply.prompt_tokens or 0) * self.config.price_input_per_million
+            + (reply.completion_tokens or 0) * self.config.price_output_per_million
+        ) / 1_000_000
+
+    async def _create(self, body: dict[str, Any], timeout_s: float) -> Reply:
+        """``POST /chat/completions`` through the client's own ``post``.
+
+        ``chat.completions.create`` first deep-transforms the arguments against
+        the SDK's TypedDicts, and then builds a ``ChatCompletion`` model tree;
+        our body is plain JSON we built and we read three fields of the answer.
+        Profiling (docs/benchmarks.md) put those two steps at over half of the
+        CPU per call. ``post`` keeps the rest of the client: auth, transport,
+        timeout, HTTP error mapping and JSON decoding.
+        """
+        data = await self._client.post(
+            "/chat/completions", body=body, cast_to=object,
+            options={"timeout": timeout_s, "security": {"bearer_auth": True}})
+        return parse_reply(data)
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        timeout_s: float,
+        extra: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """One chat completion with our retry policy; never raises for API failures."""
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages}
+        if self.config.temperature is not None:
+            body["temperature"] = self.config.temperature
+        if self.config.max_tokens is not None:
+            body["max_tokens"] = self.config.max_tokens
+        body.update(extra or {})
+        started = time.perf_counter()
+        last_error = "no attempt made"
+        attempts = 0
+        for attempt in range(self.config.max_retries + 1):
+            attempts = attempt + 1
+            await self._respect_rate_limit()
+            try:
+                reply = await self._create(body, timeout_s)
+                return ChatResult(reply, None, attempts, (time.perf_counter() - started) * 1000)
+            except Exception as exc:  # noqa: BLE001 - every failure ends as a row
+                last_error = describe_error(exc, self._api_key)
+                if not _is_retryable(exc) or attempt == self.config.max_retries:
+                    break
+                delay = _retry_after_s(exc)
+                if delay is None:
+                    delay = random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
+                await asyncio.sleep(min(delay, BACKOFF_CAP_S))
+        return ChatResult(None, f"{last_error} (after {attempts} attempt(s))", attempts,
+                          (time.perf_counter() - started) * 1000)
+
+    async def generate(self, request: TargetRequest) -> ModelOutput:
+        if request.tools:
+            return await self._generate_with_tools(request)
+        result = await self.chat(self._messages(request), timeout_s=request.timeout_s)
+        reply = result.reply
+        if reply is None:
+            return ModelOutput(
+                test_id=request.test_id, target=self.name, trial=request.trial, output=None,
+                error=result.error, latency_ms=result.latency_ms,
+                # One model call (that failed); its HTTP retries are in `attempts`.
+                attempts=result.attempts, llm_calls=1,
+            )
+        return ModelOutput(
+            test_id=request.test_id,
+            target=self.name,
+            trial=request.trial,
+            output=reply.content or "",
+            latency_ms=result.latency_ms,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost_usd=self.cost(reply),
+            attempts=result.attempts,
+            llm_calls=1,  # as with tools: model calls, not HTTP attempts
+        )
+
+    async def _generate_with_tools(self, request: TargetRequest) -> ModelOutput:
+        """The tool-calling loop.
+
+        Each step is one ``chat`` call (with its own retries). An answer without
+        tool calls ends the loop and is the output. Otherwise the assistant
+        message and one ``tool`` message per call (the canned result as JSON)
+        are appended, and each call becomes a trace item ``{"tool", "args",
+        "result", "step", "call_id"}``. After ``max_steps`` model calls that all
+        asked for tools, the loop stops without error: the output is the last
+        model text (often empty) and the last trace item gets
+        ``"stopped": "max_steps"`` (the calls of that last step are answered and
+        recorded too, though the model never sees their results). A call that
+        still fails after retries ends the loop with ``error`` naming the step;
+        the trace so far, tokens and cost are kept.
+
+        ``llm_calls`` counts model calls (steps), ``attempts`` the HTTP attempts
+        including retries, ``tool_calls`` the recorded tool calls; tokens and
+        cost are summed over every step and latency spans the whole loop.
+        """
+        tools_by_name = {t.name: t for t in request.tools}
+        extra = {"tools": openai_tools(request.tools)}
+        messages: list[dict[str, Any]] = list(self._messages(request))
+        trace: list[dict[str, Any]] = []
+        started = time.perf_counter()
+        attempts = llm_calls = 0
+        prompt_tokens: int | None = None
+        completion_tokens: int | None = None
+        cost: float | None = None
+        text = ""
+
+        def output(out: str | None, error: str | None = None) -> ModelOutput:
+            return ModelOutput(
+                test_id=request.test_id, target=self.name, trial=request.trial,
+                output=out, error=error, latency_ms=(time.perf_counter() - started) * 1000,
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
+                attempts=attempts, llm_calls=llm_calls, tool_calls=len(trace), trace=trace,
+            )
+
+        for step in range(1, max(1, request.max_steps) + 1):
+            result = await self.chat(messages, timeout_s=request.timeout_s, extra=extra)
+            attempts += result.attempts
+            llm_calls += 1
+            reply = result.reply
+            if reply is None:
+                return output(None, f"step {step} of the tool loop failed: {result.error}")
+            if reply.prompt_tokens is not None or reply.completion_tokens is not None:
+                prompt_tokens = (prompt_tokens or 0) + (reply.prompt_tokens or 0)
+                completion_tokens = (completion_tokens or 0) + (reply.completion_tokens or 0)
+                cost = (cost or 0.0) + (self.cost(reply) or 0.0)
+            text = reply.content or ""
+            calls = reply.tool_calls
+            if not calls:
+                return output(text)
+            sent_calls: list[dict[str, Any]] = []
+            answers: list[dict[str, Any]] = []
+            for index, call in enumerate(calls):
+                call_id = call.get("id") or f"call_{step}_{index}"
+                function = call.get("function")
+                if isinstance(function, dict):
+                    name, arguments = str(function.get("name") or ""), function.get("arguments")
+                    if arguments is not None and not isinstance(arguments, str):
+                        arguments = json.dumps(arguments)
+                else:  # a non-function (custom) tool call: answered with an error
+                    custom = call.get("custom") if isinstance(call.get("custom"), dict) else {}
+                    name = str(custom.get("name") or "")
+                    arguments = str(custom.get("input") or "")
+                args, value = call_tool(tools_by_name, name, arguments)
+                trace.append({"tool": name, "args": args, "result": value, "step": step, "call_id": call_id})
+                sent_calls.append({"id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": arguments or ""}})
+                answers.append({"role": "tool", "tool_call_id": call_id, "content": result_content(value)})
+            messages.append({"role": "assistant", "content": reply.content, "tool_calls": sent_calls})
+            messages.extend(answers)
+        trace[-1]["stopped"] = "max_steps"
+        return output(text)
+
+    async def embed(self, texts: list[str], model: str, *, timeout_s: float) -> list[list[float]]:
+        """Embeddings from the same server; raises ``RuntimeError`` after retries."""
+        last: Exception | None = None
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                response = await self._client.embeddings.create(model=model, input=texts, timeout=timeout_s)
+                return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
+            except Exception as exc:  # noqa: BLE001
+                last = exc
+                if not _is_retryable(exc) or attempt == self.config.max_retries:
+                    break
+                await asyncio.sleep(_retry_after_s(exc) or random.uniform(0, BACKOFF_BASE_S * 2**attempt))
+        raise RuntimeError(f"embeddings failed: {describe_error(last, self._api_key) if last else 'no attempt'}")
+
+    async def aclose(self) -> None:
+        await self._client.close()
+

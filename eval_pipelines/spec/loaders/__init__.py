@@ -1,0 +1,1 @@
+"""One loader per suite format, each yielding the same typed Suite."""

@@ -1,0 +1,160 @@
+"""Write and read the results database.
+
+Each stage writes its partition in one transaction: delete the partition's
+rows, insert the new ones, commit. Readers never see a half-written partition,
+and a re-run replaces exactly that partition (design notes: the DuckDB IO
+manager's delete-then-insert is not atomic and fails on a dynamic
+multi-partition, so we write ourselves).
+
+DuckDB admits one read-write process per file. Opening retries with backoff
+while another process holds the lock, so concurrent runs wait instead of
+failing; connections are held only for the short read or write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from contextlib import contextmanager
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+import duckdb
+import pandas as pd
+
+from eval_pipelines.store.partition import Partition
+from eval_pipelines.store.views import ensure_views, marker
+
+__all__ = ["DatabaseBusy", "Partition", "TABLES", "connect", "none_if_missing", "read_partition",
+           "replace_partition", "schema_sql", "upsert_ratings"]
+
+LOCK_WAIT_S = 120.0
+TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
+          "case_metrics", "regressions")
+
+
+class DatabaseBusy(RuntimeError):
+    """Another process held the DuckDB file for longer than we were willing to wait."""
+
+
+def none_if_missing(value: Any) -> Any:
+    """A value read back through pandas, with NaN/NA (DuckDB NULL) turned into None."""
+    return None if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)) else value
+
+
+@lru_cache(maxsize=1)
+def schema_sql() -> str:
+    return resources.files("eval_pipelines.store").joinpath("schema.sql").read_text()
+
+
+SCHEMA_MARKER = "eval_pipelines_schema_version"
+
+
+@lru_cache(maxsize=1)
+def schema_hash() -> str:
+    return hashlib.sha256(schema_sql().encode()).hexdigest()[:16]
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply schema.sql unless this file already has this very version of it.
+
+    Running the ~20 idempotent statements costs about 10 ms, on every one of
+    the two dozen connections a run opens; a one-row marker view holding the
+    hash of schema.sql turns that into one lookup.
+    """
+    if marker(con, SCHEMA_MARKER) == schema_hash():
+        return
+    con.execute(schema_sql())
+    con.execute(f"CREATE OR REPLACE VIEW {SCHEMA_MARKER} AS SELECT '{schema_hash()}' AS hash")
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "lock" in text or "conflicting" in text or "being used by another process" in text
+
+
+@contextmanager
+def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection with the schema applied; waits while another process holds the file."""
+    target = str(path)
+    if not target.startswith("md:") and target != ":memory:":
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    delay = 0.05
+    while True:
+        try:
+            con = duckdb.connect(target, read_only=read_only)
+            break
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc) or time.monotonic() > deadline:
+                if _is_lock_error(exc):
+                    raise DatabaseBusy(f"database {target} is busy (another process had it open for "
+                                       f"writing for more than {wait_s:.3g} s); retry later") from None
+                raise
+            time.sleep(delay + random.uniform(0, delay))
+            delay = min(delay * 2, 2.0)
+    try:
+        if not read_only:
+            ensure_schema(con)
+            ensure_views(con)  # the documented SQL views (latest_results, version_comparison, ...)
+        yield con
+    finally:
+        con.close()
+
+
+def replace_partition(con: duckdb.DuckDBPyConnection, table: str, partition: Partition, rows: pd.DataFrame) -> int:
+    """Atomically replace one partition's rows of ``table``; returns rows written."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"DELETE FROM {table} WHERE eval_date = ? AND skill_version = ?",
+                    [partition.eval_date, partition.skill_version])
+        if len(rows):
+            con.register("incoming_rows", rows)
+            try:
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
+            finally:
+                con.unregister("incoming_rows")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(rows)
+
+
+def read_partition(con: duckdb.DuckDBPyConnection, table: str, partition: Partition) -> pd.DataFrame:
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}")
+    return con.execute(
+        f"SELECT * FROM {table} WHERE eval_date = ? AND skill_version = ?",
+        [partition.eval_date, partition.skill_version],
+    ).df()
+
+
+def query(path: str | Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+    with connect(path) as con:
+        return con.execute(sql, params or []).df()
+
+
+def upsert_ratings(con: duckdb.DuckDBPyConnection, rows: pd.DataFrame) -> int:
+    """Insert ratings, replacing an earlier rating of the same rater for the same output."""
+    if rows.empty:
+        return 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.register("incoming_ratings", rows)
+        try:
+            con.execute("DELETE FROM human_ratings WHERE (review_id, rater) IN "
+                        "(SELECT review_id, rater FROM incoming_ratings)")
+            con.execute("INSERT INTO human_ratings BY NAME SELECT * FROM incoming_ratings")
+        finally:
+            con.unregister("incoming_ratings")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(rows)

@@ -1,0 +1,181 @@
+"""The statistics behind regression verdicts, against values worked out by hand."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from eval_pipelines.analysis.stats import binomial_cdf, bootstrap_ci, fisher_one_sided, holm, mcnemar_exact, sign_flip_p
+
+
+# ---- binomial and McNemar ---------------------------------------------------------------
+
+def test_binomial_cdf_known_values() -> None:
+    # P(X <= 1), X ~ Bin(10, 1/2) = (1 + 10) / 1024
+    assert binomial_cdf(1, 10) == 11 / 1024
+    # P(X <= 3), X ~ Bin(10, 0.3), summed by hand from the pmf
+    by_hand = sum(math.comb(10, i) * 0.3**i * 0.7 ** (10 - i) for i in range(4))
+    assert binomial_cdf(3, 10, 0.3) == pytest.approx(by_hand, rel=1e-12)
+    assert binomial_cdf(3, 10, 0.3) == pytest.approx(0.6496107184, abs=1e-10)
+    assert binomial_cdf(-1, 5) == 0.0 and binomial_cdf(5, 5) == 1.0 and binomial_cdf(7, 5) == 1.0
+
+
+def test_binomial_cdf_does_not_overflow_for_large_n() -> None:
+    # Symmetry: P(X <= n/2 - 1) = (1 - P(X = n/2)) / 2 for even n, p = 1/2.
+    n = 3000
+    middle = Fraction(math.comb(n, n // 2), 2**n)
+    assert binomial_cdf(n // 2 - 1, n) == pytest.approx(float((1 - middle) / 2), rel=1e-12)
+    assert binomial_cdf(900, 3000, 0.3) == pytest.approx(0.5, abs=0.02)  # the median of Bin(3000, 0.3)
+
+
+def test_mcnemar_exact_on_a_textbook_table() -> None:
+    # b = 1 pass->fail, c = 9 fail->pass: n = 10 discordant pairs.
+    two_sided, more_b = mcnemar_exact(1, 9)
+    assert two_sided == pytest.approx(2 * 11 / 1024) and round(two_sided, 4) == 0.0215
+    assert more_b == pytest.approx(1 - 1 / 1024)  # P(X >= 1)
+    two_sided, more_b = mcnemar_exact(9, 1)
+    assert two_sided == pytest.approx(0.021484375) and more_b == pytest.approx(11 / 1024)  # P(X >= 9)
+
+
+def test_mcnemar_exact_edge_cases() -> None:
+    assert mcnemar_exact(0, 0) == (1.0, 1.0)
+    assert mcnemar_exact(5, 5)[0] == 1.0
+    assert mcnemar_exact(3, 3)[1] == pytest.approx(sum(math.comb(6, i) for i in range(3, 7)) / 64)
+    # One-sided tail summed directly: no 1 - cdf cancellation for tiny p-values.
+    assert mcnemar_exact(60, 0)[1] == pytest.approx(2.0**-60, rel=1e-12)
+    # Many discordant pairs: no overflow.
+    two_sided, one_sided = mcnemar_exact(1500, 1400)
+    assert 0 < one_sided < 0.05 < two_sided < 0.1 and two_sided == pytest.approx(2 * one_sided, rel=0.05)
+
+
+# ---- Fisher -----------------------------------------------------------------------------
+
+def _hypergeometric_lower_tail(passes_before: int, n_before: int, passes_after: int, n_after: int) -> float:
+    """P(after has <= passes_after passes) with the margins fixed, by brute force over tables."""
+    total_pass = passes_before + passes_after
+    tables = {k: math.comb(n_after, k) * math.comb(n_before, total_pass - k)
+              for k in range(0, n_after + 1) if 0 <= total_pass - k <= n_before}
+    return sum(v for k, v in tables.items() if k <= passes_after) / sum(tables.values())
+
+
+def test_fisher_one_sided_tea_tasting() -> None:
+    # 3 of 4 before, 1 of 4 after: (C(4,0)C(4,4) + C(4,1)C(4,3)) / C(8,4) = 17/70.
+    assert fisher_one_sided(3, 4, 1, 4) == pytest.approx(17 / 70)
+    assert round(fisher_one_sided(3, 4, 1, 4), 4) == 0.2429
+
+
+@pytest.mark.parametrize("table", [(5, 5, 0, 5), (5, 5, 2, 5), (4, 5, 1, 5), (2, 5, 2, 5), (10, 12, 3, 9), (1, 1, 0, 5)])
+def test_fisher_one_sided_matches_brute_force(table: tuple[int, int, int, int]) -> None:
+    assert fisher_one_sided(*table) == pytest.approx(_hypergeometric_lower_tail(*table), rel=1e-12)
+
+
+def test_fisher_one_sided_known_values_and_edges() -> None:
+    assert fisher_one_sided(5, 5, 0, 5) == pytest.approx(1 / 252)  # 5/5 -> 0/5
+    assert fisher_one_sided(2, 2, 0, 2) == pytest.approx(1 / 6)  # too few trials to be significant
+    assert fisher_one_sided(0, 5, 5, 5) == 1.0  # a rise is not a drop
+    assert fisher_one_sided(5, 5, 5, 5) == 1.0 and fisher_one_sided(0, 5, 0, 5) == 1.0
+    assert fisher_one_sided(3, 5, 2, 0) == 1.0  # no trials on one side
+
+
+# ---- sign-flip permutation test ---------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 3, 5, 12, 20, 40])
+def test_sign_flip_all_negative_is_one_over_two_to_the_n(n: int) -> None:
+    assert sign_flip_p([-1.0] * n) == pytest.approx(0.5**n)  # pass-rate grid: exact for any n
+    assert sign_flip_p([-0.4] * n + [0.0] * 7) == pytest.approx(0.5**n)  # zeros are dropped
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 16])
+def test_sign_flip_exact_enumeration_for_off_grid_values(n: int) -> None:
+    value = -math.sqrt(2) / 10  # not a fraction with a small denominator: enumeration path
+    assert sign_flip_p([value] * n) == pytest.approx(0.5**n)
+
+
+def test_sign_flip_small_vector_by_hand() -> None:
+    # Signs of (1, 2, 3) -> sums 6, 4, 2, 0, 0, -2, -4, -6; observed -1 - 2 + 3 = 0: 5 of 8 are <= 0.
+    assert sign_flip_p([-1, -2, 3]) == pytest.approx(5 / 8)
+    scale = math.sqrt(2) / 7  # the same on an irrational scale (enumeration instead of the grid)
+    assert sign_flip_p([-1 * scale, -2 * scale, 3 * scale]) == pytest.approx(5 / 8)
+    assert sign_flip_p([]) == 1.0 and sign_flip_p([0, 0]) == 1.0
+    assert sign_flip_p([0.2, 0.4]) == 1.0  # only rises: no evidence of a drop
+
+
+def test_sign_flip_on_binary_differences_is_mcnemar() -> None:
+    # One trial per case: differences -1 (pass -> fail), +1 (fail -> pass), 0.
+    b, c = 30, 12
+    diffs = [-1] * b + [1] * c + [0] * 100
+    assert sign_flip_p(diffs) == pytest.approx(mcnemar_exact(b, c)[1], rel=1e-9)
+
+
+def test_sign_flip_on_pass_rate_grid_matches_brute_force() -> None:
+    diffs = [-0.2, -0.4, 0.2, -1.0, -0.6, 0.4, -0.2, 0.8, -0.2, -0.4, 0.2, -0.6]  # fifths: the grid path
+    n, observed = len(diffs), sum(diffs)
+    count = sum(sum(-d if mask >> i & 1 else d for i, d in enumerate(diffs)) <= observed + 1e-12
+                for mask in range(1 << n))
+    assert sign_flip_p(diffs) == pytest.approx(count / (1 << n))
+
+
+def test_sign_flip_monte_carlo_agrees_with_exact_and_is_seeded() -> None:
+    grid = [(-1) ** i * (i % 5) / 5 - 0.2 * (i % 3 == 0) for i in range(40)]
+    exact = sign_flip_p(grid)
+    off_grid = [d + 1e-7 * math.sqrt(2) for d in grid]  # nudged off the grid: Monte Carlo path
+    first = sign_flip_p(off_grid, seed=7)
+    assert first == sign_flip_p(off_grid, seed=7)  # same seed, same p-value
+    assert first == pytest.approx(exact, abs=0.01)
+    assert sign_flip_p(off_grid, seed=8) == pytest.approx(exact, abs=0.01)
+    # Monte Carlo p-values never reach 0: (hits + 1) / (rounds + 1).
+    assert sign_flip_p([-math.sqrt(2)] * 40, rounds=999) == pytest.approx(1 / 1000)
+
+
+# ---- bootstrap interval -----------------------------------------------------------------
+
+def test_bootstrap_ci_contains_the_mean_and_is_seeded() -> None:
+    diffs = [-1.0] * 30 + [0.0] * 150 + [1.0] * 20  # mean -0.05
+    low, high = bootstrap_ci(diffs)
+    assert low < -0.05 < high and low < 0
+    assert bootstrap_ci(diffs, seed=3) == bootstrap_ci(diffs, seed=3)
+    spread = [math.sin(i) for i in range(200)]  # distinct values: another seed moves the ends
+    assert bootstrap_ci(spread, seed=3) == bootstrap_ci(spread, seed=3)
+    assert bootstrap_ci(spread, seed=3) != bootstrap_ci(spread, seed=4)
+    assert bootstrap_ci([0.1] * 10) == pytest.approx((0.1, 0.1))
+    assert bootstrap_ci([]) == (0.0, 0.0)
+
+
+def test_bootstrap_ci_shrinks_with_n_like_the_standard_error() -> None:
+    pattern = [-1.0, -1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]  # mean -0.1, sd ~0.7
+    widths = {}
+    for repeats in (5, 20, 80):
+        low, high = bootstrap_ci(pattern * repeats)
+        assert low < -0.1 < high
+        widths[repeats] = high - low
+    assert widths[5] > widths[20] > widths[80]
+    # Width ~ 2 * 1.96 * sd / sqrt(n): quadrupling n about halves it.
+    assert widths[20] / widths[80] == pytest.approx(2, rel=0.2)
+    sd = math.sqrt(sum((x + 0.1) ** 2 for x in pattern) / len(pattern))
+    assert widths[80] == pytest.approx(2 * 1.96 * sd / math.sqrt(800), rel=0.15)
+
+
+def test_bootstrap_ci_level() -> None:
+    diffs = [float(i % 7 - 3) for i in range(70)]
+    low90, high90 = bootstrap_ci(diffs, level=0.90)
+    low99, high99 = bootstrap_ci(diffs, level=0.99)
+    assert low99 <= low90 and high90 <= high99
+
+
+# ---- Holm -------------------------------------------------------------------------------
+
+def test_holm_on_a_known_set() -> None:
+    # Sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> max(0.06, 0.04) = 0.06.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_edges() -> None:
+    assert holm([]) == []
+    assert holm([0.2]) == [0.2]
+    assert holm([0.5, 0.6, 0.9]) == pytest.approx([1.0, 1.0, 1.0])  # capped at 1
+    adjusted = holm([0.001, 0.2, 0.01, 0.04])
+    assert all(a >= p for a, p in zip(adjusted, [0.001, 0.2, 0.01, 0.04]))
+    # Order of the adjusted values follows the order of the raw ones.
+    assert sorted(range(4), key=lambda i: adjusted[i]) == sorted(range(4), key=lambda i: [0.001, 0.2, 0.01, 0.04][i])
