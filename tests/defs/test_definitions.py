@@ -44,8 +44,7 @@ def test_job_assets_and_checks_resolve(defs: dg.Definitions) -> None:
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
     for upstream, downstream in zip(STAGES, STAGES[1:]):
         deps = [d.asset_key.to_user_string() for d in specs[downstream].deps]
-        # test_cases also reads the suite directly (inline cases); the rest is one chain.
-        assert deps == ([upstream] if downstream != "test_cases" else ["eval_suite", "eval_datasets"])
+        assert deps == [upstream]
     assert not list(specs["eval_suite"].deps)
     assert all(s.partitions_def == job.partitions_def for s in specs.values())
     # The job selects every stage (the checks come with their assets; a run executes them).

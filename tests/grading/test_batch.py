@@ -17,7 +17,8 @@ from eval_pipelines.grading.dispatch import grade_batch as batch_grade, batch_pl
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.registry import get_grader, known_types
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.stages import StoredSuite, grade_rows
+from eval_pipelines.grading.dispatch import grade_frame
+from eval_pipelines.store.tables import decode_outputs
 from eval_pipelines.spec.models import Assertion, Message, Suite, TestCase
 from eval_pipelines.store.connection import Partition
 
@@ -111,13 +112,12 @@ def test_grade_rows_mixes_batch_and_per_output_grades_in_order() -> None:
          "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "cached": False,
          "attempts": 5, "llm_calls": 1, "tool_calls": 0, "trace": "[]"},
     ])
-    rows = grade_rows(StoredSuite(suite, {}, None), outputs, Partition("2026-11-22", "x@1"), "run")
+    rows = grade_frame(suite, outputs, decode_outputs, suite_dir=None)
     assert rows["assertion_index"].tolist() == [0, 1, 2]
     assert rows["assertion_type"].tolist() == ["regex", "equals", "equals"]
     assert rows["status"].tolist() == ["graded", "graded", "error"]
     assert rows["passed"].tolist() == [True, True, False]
     assert set(rows["trial"]) == {0}
-    assert rows["skill_version"].unique().tolist() == ["x@1"]
 
 
 def test_html_report_lists_every_failure_and_change_first_when_cases_exceed_the_limit(monkeypatch) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from eval_pipelines.grading.graders import registry
+from eval_pipelines.grading import registry
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
 from eval_pipelines.spec.models import Assertion, Message, TestCase

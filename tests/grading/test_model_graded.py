@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from eval_pipelines.grading.graders import registry
+from eval_pipelines.grading import registry
 from eval_pipelines.grading.graders._judging import NO_JUDGE_REASON, calibrate, render
 from eval_pipelines.grading.graders.agent_judge import glob_regex
 from eval_pipelines.grading.base import GradeInput

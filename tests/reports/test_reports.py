@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 from eval_pipelines.analysis.metrics import TrialResult, case_metrics, suite_metrics
-from eval_pipelines.reports import cli_report
+from eval_pipelines.reports import cli_report, files
 from eval_pipelines.reports.data import ReportError, grader_family, load_report
 from eval_pipelines.reports.html import diff_rows, render_html
 from eval_pipelines.reports.json_report import recommendations, report_schema, validate_report
@@ -242,7 +242,7 @@ def test_grader_families() -> None:
 # ---- JSON ----------------------------------------------------------------------------
 
 def test_json_report_matches_the_schema_and_seed_structure(widget) -> None:  # noqa: ANN001
-    report = json.loads(cli_report.renderer("json")(widget))
+    report = json.loads(files.renderer("json")(widget))
     validate_report(report)
     r = report["eval_report"]
     assert set(r) >= {"metadata", "summary", "metrics", "failures", "recommendations"}
@@ -282,7 +282,7 @@ def test_schema_is_a_valid_draft_2020_12_schema_and_rejects_bad_reports(widget) 
     schema = report_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    report = json.loads(cli_report.renderer("json")(widget))
+    report = json.loads(files.renderer("json")(widget))
     broken = json.loads(json.dumps(report))
     del broken["eval_report"]["summary"]["by_grader"]
     with pytest.raises(jsonschema.ValidationError):
@@ -324,7 +324,7 @@ def test_no_secret_reaches_a_report(widget_db: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     data = load_report(widget_db, "widget")
     for fmt in ("json", "md", "html"):
-        text = cli_report.renderer(fmt)(data)
+        text = files.renderer(fmt)(data)
         assert SECRET not in text
         assert "user:pw" not in text and "key=abc" not in text and "api_key_env" not in text
 
@@ -539,21 +539,27 @@ def test_report_command_invalid_input_exits_2(widget_db: Path, tmp_path: Path, c
 
 
 def test_write_reports_for_a_materialisation(widget_db: Path, tmp_path: Path) -> None:
-    written = cli_report.write_reports(widget_db, "widget@1.1.0", "2026-01-02", tmp_path / "r")
+    written = files.write_reports(widget_db, "widget@1.1.0", "2026-01-02", tmp_path / "r")
     assert sorted(written) == ["html", "json", "md"]
     assert all(p.is_file() and p.parent == tmp_path / "r" for p in written.values())
     # The suite's `reporting.format` (seed 003) picks the formats.
-    older = cli_report.write_reports(widget_db, "widget@1.0.0", "2026-01-01", tmp_path / "r")
+    older = files.write_reports(widget_db, "widget@1.0.0", "2026-01-01", tmp_path / "r")
     assert sorted(older) == ["json", "md"]
     with pytest.raises(ReportError):
-        cli_report.write_reports(widget_db, "widget@1.1.0", "2030-01-01", tmp_path / "r")
+        files.write_reports(widget_db, "widget@1.1.0", "2030-01-01", tmp_path / "r")
 
 
-def test_report_metadata_for_dagster(widget_db: Path, tmp_path: Path) -> None:
+def test_partition_reports_and_their_dagster_metadata(widget_db: Path, tmp_path: Path) -> None:
     import dagster as dg
 
-    meta = cli_report.report_metadata(widget_db, "widget@1.1.0", "2026-01-02", tmp_path)
-    assert set(meta) == {"report_json", "report_md", "report_html", "report_summary"}
+    from eval_pipelines.defs.metadata import as_metadata
+    from eval_pipelines.stages import FilePath, Markdown
+    from eval_pipelines.store.partition import Partition
+
+    written, summary = files.write_partition_reports(widget_db, Partition("2026-01-02", "widget@1.1.0"), tmp_path)
+    assert set(written) == {"json", "md", "html"} and all(p.is_file() for p in written.values())
+    meta = as_metadata({f"report_{f}": FilePath(str(p)) for f, p in written.items()}
+                       | {"report_summary": Markdown(summary)})
     assert isinstance(meta["report_summary"], dg.MarkdownMetadataValue)
     assert "| Metric | Value | Threshold | Status |" in meta["report_summary"].md_str
     assert Path(meta["report_html"].path).is_file()

@@ -14,7 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 import eval_pipelines.run.targets.openai_compat as openai_compat
-from eval_pipelines.run.engine import _request, grade_outputs, run_model_phase
+from eval_pipelines.grading.scoring import grade_outputs
+from eval_pipelines.run.engine import _request, run_model_phase
 from eval_pipelines.grading.base import GradeInput, Measurements
 from eval_pipelines.grading.dispatch import grade_output
 from eval_pipelines.spec.errors import SpecErrors

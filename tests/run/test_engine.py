@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.run.engine import collect_outputs, grade_outputs, run_model_phase
+from eval_pipelines.grading.scoring import grade_outputs
+from eval_pipelines.run.engine import collect_outputs, run_model_phase
 from eval_pipelines.spec.models import Assertion, Execution, Message, Settings, Suite, TestCase, Trials
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import CommandTargetConfig, ReplayTargetConfig

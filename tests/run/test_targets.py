@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines import stages as pipeline
+from eval_pipelines.store.tables import StoredSuite
+from tests.support.stages import model_outputs, run_suite
 from eval_pipelines.analysis.metrics import pass_at_k, pass_hat_k
 from eval_pipelines.spec.loader import load_suite
 from eval_pipelines.store.connection import Partition, connect
@@ -31,11 +32,11 @@ def suite_file(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def stored(tmp_path: Path, body: str, server: FakeOpenAIServer, **target: object) -> pipeline.StoredSuite:
+def stored(tmp_path: Path, body: str, server: FakeOpenAIServer, **target: object) -> StoredSuite:
     suite, _ = load_suite(suite_file(tmp_path, body))
     config = OpenAITargetConfig(name="m", model="fake", base_url=server.base_url, **target)
     suite.execution.targets = ["m"]
-    return pipeline.StoredSuite(suite, {"m": config}, tmp_path)
+    return StoredSuite(suite, {"m": config}, tmp_path)
 
 
 def cases(n: int, assertion: str = "contains", value: str = "ok") -> str:
@@ -46,8 +47,8 @@ def cases(n: int, assertion: str = "contains", value: str = "ok") -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(stored_suite: pipeline.StoredSuite, db: Path | None = None, **kwargs: object):
-    return pipeline.collect_model_outputs(stored_suite, {}, db_path=str(db) if db else None, **kwargs)
+def run(stored_suite: StoredSuite, db: Path | None = None, **kwargs: object):
+    return model_outputs(stored_suite, db, **kwargs)  # type: ignore[arg-type]
 
 
 def test_second_run_is_served_from_the_cache(tmp_path: Path, fake_openai: FakeOpenAIServer) -> None:
@@ -100,11 +101,10 @@ def test_trials_give_pass_at_k_and_pass_hat_k_as_the_formulas(tmp_path: Path, fa
     fake_openai.responder = alternate
     db = tmp_path / "t.duckdb"
     s = stored(tmp_path, "execution:\n  trials:\n    count: 3\n" + cases(2), fake_openai, concurrency=1)
-    outputs = run(s, None)
+    ctx = run_suite(s, tmp_path, {"model_outputs", "grades", "test_results", "metrics"}, use_cache=False)
+    outputs = ctx.outputs()
     assert len(outputs) == 6 and sorted({o.trial for o in outputs}) == [0, 1, 2]
-    grades = pipeline.grade_rows(s, outputs, PARTITION, "r")
-    results = pipeline.test_result_rows(s.suite, outputs, grades, PARTITION, "r")
-    metrics, per_case = pipeline.metric_tables(s.suite, results, outputs, PARTITION, "r")
+    metrics, per_case = ctx.memo["metrics"], ctx.memo["case_metrics"]
     overall = {r["metric"]: r["value"] for r in metrics.to_dict("records") if r["target"] == "*"}
     assert overall["pass_at_1"] == pytest.approx(pass_at_k(3, 2, 1)) == pytest.approx(2 / 3)
     assert overall["pass_at_2"] == pytest.approx(pass_at_k(3, 2, 2)) == pytest.approx(1.0)
@@ -133,9 +133,8 @@ def test_suite_retry_setting_overrides_the_target(tmp_path: Path, fake_openai: F
 def test_twenty_percent_server_errors_lose_no_case(tmp_path: Path) -> None:
     with FakeOpenAIServer(fault_rate=0.2, faults=["500"], seed=7) as server:
         s = stored(tmp_path, cases(40), server, max_retries=1)
-        outputs = run(s)
-        grades = pipeline.grade_rows(s, outputs, PARTITION, "r")
-        results = pipeline.test_result_rows(s.suite, outputs, grades, PARTITION, "r")
+        ctx = run_suite(s, tmp_path, {"model_outputs", "grades", "test_results"}, use_cache=False)
+        outputs, results = ctx.outputs(), ctx.memo["test_results"]
     assert len(outputs) == 40 and sorted(o.test_id for o in outputs) == sorted(f"c{i}" for i in range(40))
     assert set(results["status"]) <= {"graded", "error"}
     errors = results[results["status"] == "error"]
@@ -182,7 +181,7 @@ def test_workspace_setup_template_and_teardown(tmp_path: Path) -> None:
         "import os, pathlib\nprint(pathlib.Path(os.environ['EVAL_WORKSPACE'], 'ready.txt').read_text())\n")
     suite, _ = load_suite(suite_file(tmp_path, WORKSPACE_SUITE))
     suite.execution.targets = ["cmd"]
-    s = pipeline.StoredSuite(suite, {"cmd": CommandTargetConfig(name="cmd", command=[sys.executable, "answer.py"])},
+    s = StoredSuite(suite, {"cmd": CommandTargetConfig(name="cmd", command=[sys.executable, "answer.py"])},
                              tmp_path)
     folder = tmp_path / "run-ws"
     (out,) = run(s, workspace=folder)
@@ -196,7 +195,7 @@ def test_failing_setup_turns_every_case_into_an_error_row(tmp_path: Path) -> Non
     (tmp_path / "teardown.py").write_text("")
     suite, _ = load_suite(suite_file(tmp_path, WORKSPACE_SUITE + "  - id: second\n    input: x\n"))
     suite.execution.targets = ["cmd"]
-    s = pipeline.StoredSuite(suite, {"cmd": CommandTargetConfig(name="cmd", command=[sys.executable, "-c", "1"])},
+    s = StoredSuite(suite, {"cmd": CommandTargetConfig(name="cmd", command=[sys.executable, "-c", "1"])},
                              tmp_path)
     outputs = run(s, workspace=tmp_path / "ws")
     assert len(outputs) == 2
