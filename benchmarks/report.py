@@ -104,7 +104,7 @@ def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str]
               "and the four checks, `use_cache: false`, target concurrency 16, a fresh process each time:", "",
               "```bash", "dagster asset materialize -m eval_pipelines.definitions --select '*' \\",
               f"  --partition '{'<date>'}|bench-{n}@1.0.0' \\",
-              "  --config-json '{\"ops\": {\"model_outputs\": {\"config\": {\"use_cache\": false}}}}'", "```", "",
+              "  --config-json '{\"ops\": {\"evaluate_partition\": {\"config\": {\"use_cache\": false}}}}'", "```", "",
               f"- wall: **{e2e['wall'].text()}**; goal ≤ {GOALS['e2e_s']:g} s: {mark(e2e['wall'].median <= GOALS['e2e_s'])}",
               f"- peak RSS {e2e['rss_mb'].median:.0f} MB; requests per run {e2e['requests']}",
               f"- a fresh process that only imports Dagster and `eval_pipelines.definitions`: "

@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
 # ---- figure 1 and 7: the model stage in process -------------------------------
 
 def _loaded(project: Path, n: int):  # noqa: ANN202
-    from eval_pipelines.stages import ProjectPaths
+    from eval_pipelines.project import ProjectPaths
     from eval_pipelines.spec.loader import load_skill
 
     paths = ProjectPaths.from_root(project, str(project / ".data" / "unused.duckdb"))
@@ -217,7 +217,7 @@ class DagsterProject:
         command = [str(Path(sys.executable).with_name("dagster")), "asset", "materialize",
                    "-m", "eval_pipelines.definitions", "--select", "*",
                    "--partition", f"{BENCH_DATE}|{key}",
-                   "--config-json", json.dumps({"ops": {"model_outputs": {"config": {"use_cache": use_cache}}}})]
+                   "--config-json", json.dumps({"ops": {"evaluate_partition": {"config": {"use_cache": use_cache}}}})]
         started = time.perf_counter()
         proc = subprocess.Popen(command, env=self.env(), cwd=self.root, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
@@ -344,15 +344,15 @@ def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: i
 def grading_throughput(cases: int, trials: int, repeats: int, work: Path) -> dict[str, Any]:
     import pandas as pd
 
-    from eval_pipelines import stages as pipeline
+    from eval_pipelines.grading.dispatch import agrade_outputs, grade_frame
     from eval_pipelines.spec.models import Assertion, Message, Suite, TestCase
+    from eval_pipelines.store import tables
     from eval_pipelines.store.connection import Partition, connect, read_partition, replace_partition
 
     suite = Suite(name="grading", format="eval-yaml", source_file=str(work / "eval.yaml"), tests=[
         TestCase(id=suites.case(i)[0], input=[Message(content=suites.case(i)[1])],
                  assertions=[Assertion(type="equals", config={"value": suites.case(i)[2]})])
         for i in range(cases)])
-    stored = pipeline.StoredSuite(suite, {}, work)
     partition = Partition(BENCH_DATE, "grading@1.0.0")
     n = cases * trials
     test_ids = [suites.case(i)[0] for i in range(cases)]
@@ -369,12 +369,12 @@ def grading_throughput(cases: int, trials: int, repeats: int, work: Path) -> dic
     db = work / "grading.duckdb"
     db.unlink(missing_ok=True)
     with connect(str(db)) as con:
-        base = pipeline._base(partition, "bench", suite.name)
+        base = tables.partition_columns(partition, "bench", suite.name)
         replace_partition(con, "model_outputs", partition,
                           outputs.assign(**base, created_at=datetime.now(timezone.utc).replace(tzinfo=None)))
     for _ in range(repeats):
         started = time.perf_counter()
-        rows = pipeline.grade_rows(stored, outputs, partition, "bench")
+        rows = grade_frame(suite, outputs, tables.decode_outputs, suite_dir=work)
         compute.add(n / (time.perf_counter() - started))
         if len(rows) != n or int(rows["passed"].sum()) != n // 2:
             raise RuntimeError(f"grading: {len(rows)} rows, {rows['passed'].sum()} passed for {n}")
@@ -382,16 +382,17 @@ def grading_throughput(cases: int, trials: int, repeats: int, work: Path) -> dic
         started = time.perf_counter()
         with connect(str(db)) as con:
             stored_outputs = read_partition(con, "model_outputs", partition)
-        rows = pipeline.grade_rows(stored, stored_outputs, partition, "bench")
+        rows = tables.encode_grades(grade_frame(suite, stored_outputs, tables.decode_outputs, suite_dir=work),
+                                    partition, "bench", suite.name)
         with connect(str(db)) as con:
             replace_partition(con, "grades", partition, rows)
         with_db.add(n / (time.perf_counter() - started))
         del rows, stored_outputs
     # The per-output path (what every grade went through before batching), on a slice.
     sample = min(n, 20_000)
-    sliced = pipeline.outputs_from_rows(outputs.head(sample))
+    sliced = tables.decode_outputs(outputs.head(sample))
     started = time.perf_counter()
-    pipeline.grade_stored_outputs(stored, sliced)
+    asyncio.run(agrade_outputs(suite, sliced, work))
     per_output = sample / (time.perf_counter() - started)
     db.unlink(missing_ok=True)
     return {"outputs": n, "cases": cases, "trials": trials, "compute": compute, "with_db": with_db,

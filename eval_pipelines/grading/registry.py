@@ -55,6 +55,13 @@ def known_types() -> list[str]:
     return sorted(_BY_NAME)
 
 
+def all_graders() -> list[Grader[Any]]:
+    """One entry per grader (aliases folded), in type order: what reports, the schema
+    export and the docs index read each grader's metadata from."""
+    unique = {id(g): g for g in _BY_NAME.values()}
+    return sorted(unique.values(), key=lambda g: g.type)
+
+
 def get_grader(name: str) -> Grader[Any] | None:
     return _BY_NAME.get(_key(name))
 
@@ -72,4 +79,4 @@ def parse_params(type_name: str, config: dict[str, Any]) -> Params:
     return grader.Params.model_validate(config)
 
 
-__all__ = ["ValidationError", "canonical_type", "get_grader", "known_types", "parse_params"]
+__all__ = ["ValidationError", "all_graders", "canonical_type", "get_grader", "known_types", "parse_params"]
