@@ -43,7 +43,7 @@ def _thresholds_table(thresholds: dict[str, float], overall: dict[str, float], m
 
 
 def _misses_text(misses: list[tuple[str, float | None, float]]) -> str:
-    return "; ".join(f"{n} {'missing' if v is None else f'{v:.3f}'} < {m:.3f}" for n, v, m in misses)
+    return "; ".join(f"{n} = {'missing' if v is None else f'{v:.3f}'} < {m:.3f}" for n, v, m in misses)
 
 
 def thresholds_met(ctx: StageContext) -> CheckResult:
@@ -54,7 +54,7 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
     misses = failed_thresholds(thresholds, overall)
     return CheckResult(
         passed=not misses,
-        description=f"failed: {_misses_text(misses)}" if misses else "all thresholds met",
+        description=_misses_text(misses) if misses else "all thresholds met",
         metadata={"thresholds": Markdown(_thresholds_table(thresholds, overall, {n for n, _, _ in misses}))},
     )
 

@@ -246,3 +246,52 @@ def test_cli_as_a_subprocess(tmp_path: Path) -> None:
     usage = subprocess.run([sys.executable, "-m", "eval_pipelines.cli", "frobnicate"],
                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert usage.returncode == 2 and "Traceback" not in usage.stderr and "usage:" in usage.stderr
+
+
+@pytest.mark.slow  # two CLI runs and two Dagster runs of support-triage
+def test_cli_and_dagster_run_the_same_stages_into_the_same_rows(
+        capsys: pytest.CaptureFixture[str], project: Path, tmp_path: Path) -> None:
+    """`eval-pipelines run` of 1.0.0 then 2.0.0 fills every table the Dagster job fills, datasets and
+    regressions included, with the same verdicts, and writes the same reports."""
+    from datetime import date
+
+    import dagster as dg
+
+    from eval_pipelines.defs.partitions import partition_key_for, skill_versions
+    from eval_pipelines.definitions import build_definitions
+    from eval_pipelines.store.connection import TABLES
+
+    cli_db, dagster_db = tmp_path / "cli.duckdb", tmp_path / "dagster.duckdb"
+    codes = []
+    for version in ("1.0.0", "2.0.0"):
+        code, out, err = cli(capsys, "--root", str(project), "run",
+                             str(project / "skills" / "support-triage" / version), "--db", str(cli_db))
+        codes.append(code)
+    assert codes == [EXIT_OK, EXIT_FAILED]
+    assert "check no_significant_regression failed: previous_version" in out, out
+    today = rows(cli_db, "SELECT max(eval_date) FROM suites")[0][0]
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(skill_versions.name, ["support-triage@1.0.0", "support-triage@2.0.0"])
+        job = build_definitions(str(project), str(dagster_db)).resolve_job_def("evaluate_skill_version")
+        results = [job.execute_in_process(
+            partition_key=partition_key_for(f"support-triage@{v}", date.fromisoformat(today)),
+            instance=instance, raise_on_error=False) for v in ("1.0.0", "2.0.0")]
+    failed = {e.check_name for e in results[1].get_asset_check_evaluations() if not e.passed}
+    assert failed == {"suite_thresholds_met", "no_significant_regression"}
+
+    key = "support-triage@2.0.0"
+    for table in TABLES:
+        counted = [rows(db, f"SELECT count(*) FROM {table} WHERE skill_version = ?", [key])[0][0]
+                   for db in (cli_db, dagster_db)]
+        assert counted[0] == counted[1], (table, counted)
+    assert rows(cli_db, "SELECT count(*) FROM datasets WHERE skill_version = ?", [key])[0][0] > 0
+    assert rows(cli_db, "SELECT count(*) FROM regressions WHERE skill_version = ? AND level = 'case'",
+                [key])[0][0] > 0
+    verdicts = ("SELECT comparison, level, target, coalesce(test_id, ''), change FROM regressions "
+                "WHERE skill_version = ? ORDER BY ALL")
+    assert rows(cli_db, verdicts, [key]) == rows(dagster_db, verdicts, [key])
+    results_sql = "SELECT test_id, target, trial, verdict, status, score FROM test_results WHERE skill_version = ? ORDER BY ALL"
+    assert rows(cli_db, results_sql, [key]) == rows(dagster_db, results_sql, [key])
+    assert sorted(p.name for p in (project / "reports" / today).iterdir()) == [
+        "support-triage-1.0.0.html", "support-triage-1.0.0.json", "support-triage-1.0.0.md",
+        "support-triage-2.0.0.html", "support-triage-2.0.0.json", "support-triage-2.0.0.md"]
