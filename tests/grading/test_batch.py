@@ -123,13 +123,13 @@ def test_grade_rows_mixes_batch_and_per_output_grades_in_order() -> None:
 def test_html_report_lists_every_failure_and_change_first_when_cases_exceed_the_limit(monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from eval_pipelines.reports import html
+    from eval_pipelines.reports import html_results
 
-    monkeypatch.setattr(html, "HTML_CASE_LIMIT", 4)
+    monkeypatch.setattr(html_results, "HTML_CASE_LIMIT", 4)
     cases = [SimpleNamespace(test_id=f"c{i}", outcome="pass", change="same") for i in range(10)]
     cases[7].outcome, cases[8].change, cases[9].outcome = "fail", "fixed", "error"
-    listed = html.listed_cases(SimpleNamespace(cases=cases))
+    listed = html_results.listed_cases(SimpleNamespace(cases=cases))
     # the three notable cases and one passing case fill the limit, in the report's order
     assert [c.test_id for c in listed] == ["c0", "c7", "c8", "c9"]
     small = cases[:3]
-    assert html.listed_cases(SimpleNamespace(cases=small)) == small
+    assert html_results.listed_cases(SimpleNamespace(cases=small)) == small

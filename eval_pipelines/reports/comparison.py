@@ -1,0 +1,104 @@
+"""A run against its baseline: which run is the baseline, each case's change
+(regressed, fixed, changed, same, new) and the pipeline's statistical verdicts.
+
+The baseline is the suite's pinned ``baseline`` or the previous version with
+results (``store.queries.previous_version``, the pipeline's own rule), or an
+explicit ``against`` version; ``"none"`` means no comparison.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval_pipelines.reports.loading import (
+    as_float,
+    dict_rows,
+    eval_dates,
+    first_row,
+    from_json,
+    resolve_version,
+)
+from eval_pipelines.reports.records import COUNTED, BaselineCase, CaseResult, ReportError, RunInfo
+from eval_pipelines.reports.run_info import load_run_info
+from eval_pipelines.store.partition import Partition
+from eval_pipelines.store.queries import previous_version
+
+NO_BASELINE = "none"
+
+
+def baseline_run(con, run: RunInfo, versions: list[str], against: str | None) -> RunInfo | None:  # noqa: ANN001
+    """The run ``run`` is compared with, or None: no baseline, or ``against`` is ``"none"``."""
+    skill, version, key, eval_date = run.skill, run.version, run.skill_version, run.eval_date
+    if against is not None and against.strip().lower() == NO_BASELINE:
+        return None
+    if against is None:
+        row = first_row(con, "SELECT spec FROM suites WHERE skill_version = ? AND eval_date = ?",
+                        [key, eval_date])
+        spec = from_json(row[0], {}) if row else {}
+        pinned = spec.get("baseline") if isinstance(spec, dict) else None
+        # The pipeline's own rule: a pinned baseline without results means no comparison.
+        chosen = previous_version(con, Partition(eval_date, key), pinned)
+        base_version = chosen.version if chosen is not None else None
+    else:
+        base_version = resolve_version(skill, against, versions, what="baseline version")
+    if base_version is None:
+        return None
+    base_dates = eval_dates(con, f"{skill}@{base_version}")
+    if base_version == version:  # the same version on an earlier night
+        base_dates = [d for d in base_dates if d < eval_date]
+        if not base_dates:
+            raise ReportError(f"no earlier evaluation of {key} than {eval_date} to compare with")
+    return load_run_info(con, skill, base_version, base_dates[-1])
+
+
+def classify_change(case: CaseResult, base: BaselineCase | None) -> str:
+    if base is None:
+        return "new"
+    if base.passed and case.counted and not case.passed:
+        return "regressed"
+    if case.passed and base.status in COUNTED and not base.passed:
+        return "fixed"
+    if case.verdict != base.verdict or case.status != base.status:
+        return "changed"
+    return "same"
+
+
+def attach_baseline(con, cases: list[CaseResult], skill: str, version: str,  # noqa: ANN001
+                    eval_date: str) -> list[str]:
+    """Set each case's baseline and change; returns the baseline's case ids missing from ``cases``."""
+    key = f"{skill}@{version}"
+    rows = dict_rows(con, """
+        SELECT r.test_id, r.target, r.trial, r.verdict, r.status, r.score, r.reason, o.output, o.error
+        FROM test_results r
+        LEFT JOIN model_outputs o
+               ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
+              AND o.target = r.target AND o.trial = r.trial
+        WHERE r.skill_version = ? AND r.eval_date = ?""", [key, eval_date])
+    exact = {(r["test_id"], r["target"], int(r["trial"])): r for r in rows}
+    loose: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in rows:
+        loose.setdefault((r["test_id"], int(r["trial"])), r)
+    for case in cases:
+        row = exact.get((case.test_id, case.target, case.trial)) or loose.get((case.test_id, case.trial))
+        if row is not None:
+            case.baseline = BaselineCase(
+                version=version, eval_date=eval_date, output=row["output"], error=row["error"],
+                verdict=row["verdict"], status=row["status"], score=as_float(row["score"]), reason=row["reason"] or "")
+        case.change = classify_change(case, case.baseline)
+    present = {c.test_id for c in cases}
+    return sorted({r["test_id"] for r in rows} - present)
+
+
+def significance(con, run: RunInfo, baseline: RunInfo | None) -> list[dict[str, Any]]:  # noqa: ANN001
+    """The regression stage's per-target verdicts for this run against this baseline (none without one)."""
+    if baseline is None:
+        return []
+    return [dict(zip(("target", "pass_rate_delta", "ci_low", "ci_high", "p_value",
+                      "adjusted_p", "change"), row)) for row in con.execute(
+        """
+        SELECT target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change
+        FROM regressions
+        WHERE level = 'target' AND skill_version = ? AND eval_date = ?
+          AND baseline_skill_version = ? AND baseline_eval_date = ?
+        ORDER BY target
+        """, [run.skill_version, run.eval_date, baseline.skill_version, baseline.eval_date]).fetchall()]
