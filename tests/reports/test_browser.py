@@ -79,7 +79,7 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
 
     from eval_pipelines.reports.cli_report import write_reports
     from eval_pipelines.store.connection import connect
-    from tests.test_sql_docs import build_demo_database
+    from tests.docs.test_sql_doc import build_demo_database
 
     _, db = build_demo_database(tmp_path_factory)
     out = tmp_path_factory.mktemp("browser-report")
@@ -154,7 +154,7 @@ def test_every_demo_report_opens_without_console_errors(driver, tmp_path_factory
     from eval_pipelines.reports.cli_report import write_reports
     from eval_pipelines.store.connection import connect
     from eval_pipelines.analysis.versions import latest_versions
-    from tests.test_sql_docs import build_demo_database
+    from tests.docs.test_sql_doc import build_demo_database
 
     _, db = build_demo_database(tmp_path_factory)
     with connect(db) as con:
@@ -178,7 +178,7 @@ def test_markup_in_outputs_is_shown_not_run(driver, tmp_path: Path) -> None:  # 
     from selenium.webdriver.common.by import By
 
     from eval_pipelines.reports.cli_report import write_reports
-    from tests.test_reports import XSS, build_widget_db
+    from tests.reports.test_reports import XSS, build_widget_db
 
     db = build_widget_db(tmp_path / "widget.duckdb")
     page = write_reports(db, "widget@1.1.0", "2026-01-02", tmp_path / "out", formats=["html"])["html"]

@@ -591,7 +591,7 @@ def report_command() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_demo_reports_for_every_skill(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    from tests.test_sql_docs import build_demo_database
+    from tests.docs.test_sql_doc import build_demo_database
 
     root, db = build_demo_database(tmp_path_factory)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "OPENAI_"))}
