@@ -83,6 +83,7 @@ class StageContext:
     # Values earlier stages of this run produced: "loaded" (a LoadedSkill the CLI
     # already validated), "suite" (StoredSuite), "<table>" (the rows written).
     memo: dict[str, Any] = field(default_factory=dict)
+    current_stage: str | None = None  # the stage running now (failures name it)
 
     def rows(self, table: str, con: Any = None) -> pd.DataFrame:
         """The partition's rows of ``table``: as this run wrote them, else from DuckDB."""
@@ -309,6 +310,7 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     """
     for stage in STAGES:
         if selected is None or stage.name in selected:
+            ctx.current_stage = stage.name
             yield stage, stage.run(ctx)
 
 

@@ -97,12 +97,14 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                 break
     except SpecErrors as exc:
         raise dg.Failure(
-            description=f"Invalid skill package or suite:\n{exc}",
-            metadata={"problems": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in exc.errors))},
+            description=f"{ctx.current_stage}: invalid skill package or suite:\n{exc}",
+            metadata={"stage": ctx.current_stage,
+                      "problems": dg.MetadataValue.md("\n".join(f"- `{e}`" for e in exc.errors))},
             allow_retries=False,
         ) from None
     except MissingUpstream as exc:
-        raise dg.Failure(description=str(exc), allow_retries=False) from None
+        raise dg.Failure(description=f"{ctx.current_stage}: {exc}", metadata={"stage": ctx.current_stage},
+                         allow_retries=False) from None
     _tag_verdict(context, failed_checks)
 
 

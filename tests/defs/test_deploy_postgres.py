@@ -168,7 +168,7 @@ def test_partition_materialises_with_the_instance_in_postgres(
     assert instance.get_materialized_partitions(dg.AssetKey("metrics")) == {str(partition)}
 
     # Check results too: the run's checks are stored per partition in Postgres.
-    assert {c.key.name for c in result.get_asset_check_evaluations()} >= {"suite_thresholds_met"}
+    assert {c.check_name for c in result.get_asset_check_evaluations()} >= {"suite_thresholds_met"}
 
     # The evaluation results are not in Postgres: they are DuckDB rows.
     tables = {name for (name,) in postgres.query(

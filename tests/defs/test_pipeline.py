@@ -347,12 +347,12 @@ def test_broken_suite_fails_with_a_readable_message(tmp_path: Path, instance: dg
     result = execute(tmp_path, db, instance, "broken-suite@1.0.0")
 
     assert not result.success
-    assert result.get_failed_step_keys() == {"eval_suite"}
+    assert result.get_failed_step_keys() == {"evaluate_partition"}
     (event,) = result.get_step_failure_events()
     error = event.step_failure_data.error
     suite_file = str(tmp_path / "skills" / "broken-suite" / "1.0.0" / "eval.yaml")
     assert f"{suite_file}:" in error.message
-    assert "invalid YAML" in error.message
+    assert "invalid YAML" in error.message and "Failure: eval_suite: " in error.message
     assert "Traceback" not in error.message
     assert error.cause is None  # raised `from None`: no chained parser traceback
     assert event.step_failure_data.user_failure_data is not None
@@ -368,7 +368,7 @@ def test_registered_version_without_a_package_fails_readably(tmp_path: Path,
     make_project(tmp_path, "calculator/v1.0.0")
     result = execute(tmp_path, tmp_path / "results.duckdb", instance, "calculator@9.9.9")
     assert not result.success
-    message = failure_messages(result)["eval_suite"]
+    message = failure_messages(result)["evaluate_partition"]
     assert "'calculator@9.9.9' not found" in message and "Traceback" not in message
 
 
@@ -381,8 +381,8 @@ def test_a_stage_without_its_upstream_rows_says_what_to_run(tmp_path: Path,
     result = dg.materialize(ASSETS, selection=["test_cases"], partition_key=key(CALC), instance=instance,
                             resources=resources, raise_on_error=False, run_config=QUIET)
     assert not result.success
-    message = failure_messages(result)["test_cases"]
-    assert "materialise eval_suite first" in message and "Traceback" not in message
+    message = failure_messages(result)["evaluate_partition"]
+    assert "Failure: test_cases: " in message and "materialise eval_suite first" in message and "Traceback" not in message
 
 
 # ---- regression report and its check --------------------------------------------

@@ -460,7 +460,7 @@ def test_hostile_packages_fail_dagster_runs_readably(tmp_path: Path, listener: t
             finally:
                 WATCH.active = False
             assert not result.success, name
-            assert result.get_failed_step_keys() == {"eval_suite"}, name
+            assert result.get_failed_step_keys() == {"evaluate_partition"}, name
             (event,) = result.get_step_failure_events()
             message = event.step_failure_data.error.message
             assert expected in message, f"{name}: {message}"
