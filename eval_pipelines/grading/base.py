@@ -143,6 +143,8 @@ class Grader(Generic[P]):
     # Graded by a model (a judge or an embedding model) unless set otherwise.
     needs_judge: ClassVar[bool] = False
     family: ClassVar[GraderFamily | None] = None  # None: "model" when needs_judge, else "code"
+    group: ClassVar[str] = "other"  # the section of docs/assertions.md it is described in
+    score_range: ClassVar[str] = "0..1"  # "0 or 1" for pass/fail graders
 
     @classmethod
     def grader_family(cls) -> GraderFamily:

@@ -66,6 +66,23 @@ def get_grader(name: str) -> Grader[Any] | None:
     return _BY_NAME.get(_key(name))
 
 
+def index_markdown() -> str:
+    """The index table of docs/assertions.md, from each grader's metadata (the docs test
+    compares the two, so a new grader appears there or CI says what to paste)."""
+    lines = ["| type | aliases | group | graded by | score |", "|---|---|---|---|---|"]
+    for grader in sorted(all_graders(), key=lambda g: _GROUP_ORDER.index(g.group) if g.group in _GROUP_ORDER
+                         else len(_GROUP_ORDER)):
+        aliases = ", ".join(f"`{a}`" for a in grader.aliases) or "—"
+        lines.append(f"| `{grader.type}` | {aliases} | {grader.group} | {grader.grader_family()} | "
+                     f"{grader.score_range} |")
+    return "\n".join(lines) + "\n"
+
+
+# Sections of docs/assertions.md, in page order.
+_GROUP_ORDER = ["deterministic text", "structured", "measurements", "agent", "regression", "executed",
+                "model-graded", "composite", "human"]
+
+
 def canonical_type(name: str) -> str | None:
     grader = get_grader(name)
     return grader.type if grader else None

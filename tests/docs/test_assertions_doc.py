@@ -105,3 +105,12 @@ def test_every_field_and_alias_is_documented(type_name: str) -> None:
 def test_every_registered_name_is_mentioned() -> None:
     missing = [name for name in known_types() if f"`{name}`" not in TEXT]
     assert not missing
+
+
+def test_index_is_the_registry_metadata() -> None:
+    """The index table is derived from the graders, not kept by hand."""
+    from eval_pipelines.grading.registry import index_markdown
+
+    assert index_markdown() in TEXT, (
+        "docs/assertions.md's index is out of date; paste the output of\n  python -c 'from "
+        "eval_pipelines.grading.registry import index_markdown; print(index_markdown())'")

@@ -274,3 +274,14 @@ def test_equals_without_anything_to_compare_is_an_error() -> None:
 def test_numeric_on_non_json_output_is_a_failed_grade_not_an_error() -> None:
     g = grade("numeric", "not json", baseline={"score": 1})
     assert g.status == "graded" and not g.passed
+
+
+def test_word_count_exact_and_range() -> None:
+    assert grade("word_count", "one two  three\nfour", value=4).passed
+    wrong = grade("word_count", "one two", value=4)
+    assert (wrong.passed, wrong.details["words"], wrong.reason) == (False, 2, "2 words, expected exactly 4")
+    assert grade("word-count", "a b c", value={"min": 2, "max": 3}).passed
+    assert not grade("word-count", "a b c d", value={"max": 3}).passed
+    assert [e.message for e in load_errors({"type": "word-count", "value": {"min": 5, "max": 2}})] == [
+        "min 5 is above max 2"]
+    assert load_errors({"type": "word_count", "value": -1})

@@ -192,6 +192,8 @@ VERDICT_FORMAT = ('{"score": <number from 0 to 1>, "passed": <true or false>, '
 
 class AgentJudge(Grader[AgentJudgeParams]):
     type = "agent_judge"
+    group = "model-graded"  # section of docs/assertions.md
+    score_range = "0..1"
     needs_judge = True  # graded by the judge model (or its embeddings)
     Params = AgentJudgeParams
 

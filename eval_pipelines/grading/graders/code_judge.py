@@ -68,6 +68,8 @@ class _Problem(Exception):
 
 class CodeJudge(Grader[CodeJudgeParams]):
     type = "code_judge"
+    group = "executed"  # section of docs/assertions.md
+    score_range = "0..1"
     aliases = ("custom", "script")
     Params = CodeJudgeParams
 

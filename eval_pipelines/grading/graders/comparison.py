@@ -133,6 +133,8 @@ class _Differ:
 
 class Structural(Grader[StructuralParams]):
     type = "structural"
+    group = "regression"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("structural_match",)
     Params = StructuralParams
 
@@ -185,6 +187,8 @@ def _numbers(value: Any, path: str = "") -> dict[str, float]:
 
 class Numeric(Grader[NumericParams]):
     type = "numeric"
+    group = "regression"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("numeric_comparison",)
     Params = NumericParams
 

@@ -58,6 +58,8 @@ class CompositeParams(Params):
 
 class Composite(Grader[CompositeParams]):
     type = "composite"
+    group = "composite"  # section of docs/assertions.md
+    score_range = "0..1"
     aliases = ("hybrid", "group")
     Params = CompositeParams
 

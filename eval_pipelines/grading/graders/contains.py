@@ -25,6 +25,8 @@ class ContainsParams(Params):
 
 class Contains(Grader[ContainsParams]):
     type = "contains"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("contains_all",)
     Params = ContainsParams
 

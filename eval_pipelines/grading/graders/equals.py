@@ -21,6 +21,8 @@ class EqualsParams(Params):
 
 class Equals(Grader[EqualsParams]):
     type = "equals"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("exact_match", "exact", "equal")
     Params = EqualsParams
 

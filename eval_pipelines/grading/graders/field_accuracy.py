@@ -80,6 +80,8 @@ def _field_score(spec: FieldSpec, actual: Any, expected: Any) -> tuple[float, st
 
 class FieldAccuracy(Grader[FieldAccuracyParams]):
     type = "field_accuracy"
+    group = "structured"  # section of docs/assertions.md
+    score_range = "0..1"
     Params = FieldAccuracyParams
 
     def grade(self, params: FieldAccuracyParams, inp: GradeInput) -> Outcome:

@@ -124,6 +124,8 @@ class FunctionOutputParams(Params):
 
 class FunctionOutput(Grader[FunctionOutputParams]):
     type = "function_output"
+    group = "executed"  # section of docs/assertions.md
+    score_range = "0..1"
     aliases = ("functional", "function")
     Params = FunctionOutputParams
 

@@ -55,6 +55,8 @@ def normalise_rating(value: float, scale: RatingScale) -> float:
 
 class Human(Grader[HumanParams]):
     type = "human"
+    group = "human"  # section of docs/assertions.md
+    score_range = "0..1"
     family = "human"  # graded by people (the review queue)
     aliases = ("human_review",)
     Params = HumanParams

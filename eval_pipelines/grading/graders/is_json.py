@@ -13,6 +13,8 @@ class IsJsonParams(Params):
 
 class IsJson(Grader[IsJsonParams]):
     type = "is_json"
+    group = "structured"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("json",)
     Params = IsJsonParams
 

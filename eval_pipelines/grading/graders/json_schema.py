@@ -113,6 +113,8 @@ class JsonSchemaParams(Params):
 
 class JsonSchema(Grader[JsonSchemaParams]):
     type = "json_schema"
+    group = "structured"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("schema", "is_valid_json_schema")
     Params = JsonSchemaParams
 

@@ -160,6 +160,8 @@ class LLMJudgeParams(Params):
 
 class LLMJudge(Grader[LLMJudgeParams]):
     type = "llm_judge"
+    group = "model-graded"  # section of docs/assertions.md
+    score_range = "0..1"
     needs_judge = True  # graded by the judge model (or its embeddings)
     aliases = ("judge", "llm_rubric")
     Params = LLMJudgeParams

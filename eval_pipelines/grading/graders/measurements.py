@@ -20,6 +20,8 @@ class LatencyParams(Params):
 
 class Latency(Grader[LatencyParams]):
     type = "latency"
+    group = "measurements"  # section of docs/assertions.md
+    score_range = "0 or 1"
     Params = LatencyParams
 
     def grade(self, params: LatencyParams, inp: GradeInput) -> Outcome:
@@ -37,6 +39,8 @@ class CostParams(Params):
 
 class Cost(Grader[CostParams]):
     type = "cost"
+    group = "measurements"  # section of docs/assertions.md
+    score_range = "0 or 1"
     Params = CostParams
 
     def grade(self, params: CostParams, inp: GradeInput) -> Outcome:
@@ -62,6 +66,8 @@ class TokenUsageParams(Params):
 
 class TokenUsage(Grader[TokenUsageParams]):
     type = "token_usage"
+    group = "measurements"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("tokens",)
     Params = TokenUsageParams
 
@@ -95,6 +101,8 @@ class ExecutionMetrics(Grader[ExecutionMetricsParams]):
     """Score = share of the given limits that hold (each limit is one check)."""
 
     type = "execution_metrics"
+    group = "measurements"  # section of docs/assertions.md
+    score_range = "0..1"
     Params = ExecutionMetricsParams
 
     def grade(self, params: ExecutionMetricsParams, inp: GradeInput) -> Outcome:

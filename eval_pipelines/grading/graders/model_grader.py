@@ -178,6 +178,8 @@ def _examples_text(examples: list[Example]) -> str:
 
 class ModelGrader(Grader[ModelGraderParams]):
     type = "model"
+    group = "model-graded"  # section of docs/assertions.md
+    score_range = "0..1"
     needs_judge = True  # graded by the judge model (or its embeddings)
     aliases = ("model_graded",)
     Params = ModelGraderParams

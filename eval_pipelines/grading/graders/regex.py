@@ -61,6 +61,8 @@ class RegexParams(Params):
 
 class Regex(Grader[RegexParams]):
     type = "regex"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("regex_match", "pattern", "matches")
     Params = RegexParams
 

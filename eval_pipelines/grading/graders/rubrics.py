@@ -96,6 +96,8 @@ def _parse(params: RubricsParams, data: dict[str, Any]) -> dict[str, float]:
 
 class Rubrics(Grader[RubricsParams]):
     type = "rubrics"
+    group = "model-graded"  # section of docs/assertions.md
+    score_range = "0..1"
     needs_judge = True  # graded by the judge model (or its embeddings)
     Params = RubricsParams
 

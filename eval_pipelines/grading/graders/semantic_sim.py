@@ -50,6 +50,8 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 class SemanticSim(Grader[SemanticSimParams]):
     type = "semantic_sim"
+    group = "model-graded"  # section of docs/assertions.md
+    score_range = "0..1"
     needs_judge = True  # graded by the judge model (or its embeddings)
     aliases = ("semantic", "similar", "semantic_similarity")
     Params = SemanticSimParams

@@ -44,6 +44,8 @@ class _ValueParams(Params):
 
 class ContainsAny(Grader[_ValueParams]):
     type = "contains_any"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("contains_some",)
     Params = _ValueParams
 
@@ -82,6 +84,8 @@ class IContains(Grader[_CaseInsensitiveParams]):
     """promptfoo/AgentV ``icontains``: ``contains`` ignoring case."""
 
     type = "icontains"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("contains_i",)
     Params = _CaseInsensitiveParams
 
@@ -113,6 +117,8 @@ class IContains(Grader[_CaseInsensitiveParams]):
 
 class StartsWith(Grader[_ValueParams]):
     type = "starts_with"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("startswith",)
     Params = _ValueParams
 
@@ -142,6 +148,8 @@ class StartsWith(Grader[_ValueParams]):
 
 class EndsWith(Grader[_ValueParams]):
     type = "ends_with"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0 or 1"
     aliases = ("endswith",)
     Params = _ValueParams
 
@@ -185,6 +193,8 @@ class MustInclude(Grader[IncludeExcludeParams]):
     """Partial credit: the share of listed items the output gets right."""
 
     type = "must_include"
+    group = "deterministic text"  # section of docs/assertions.md
+    score_range = "0..1"
     aliases = ("must_not_include", "include_exclude")
     Params = IncludeExcludeParams
 

@@ -62,6 +62,8 @@ def _matches(expected: ExpectedCall, call: tuple[str, dict[str, Any]], args_matc
 
 class ToolTrajectory(Grader[ToolTrajectoryParams]):
     type = "tool_trajectory"
+    group = "agent"  # section of docs/assertions.md
+    score_range = "0..1"
     aliases = ("trajectory",)
     Params = ToolTrajectoryParams
 
