@@ -206,7 +206,7 @@ class DagsterProject:
         self.dagster_home.mkdir(parents=True, exist_ok=True)
         # The project's own instance settings, with storage in this folder.
         (self.dagster_home / "dagster.yaml").write_text(
-            "telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n")
+            "telemetry:\n  enabled: false\n")
         subprocess.run([sys.executable, "-c",
                         "import dagster as dg, sys; i = dg.DagsterInstance.get(); "
                         "i.add_dynamic_partitions('skill_versions', sys.argv[1:])", *keys],

@@ -1,15 +1,9 @@
 """A backfill on one DuckDB file: two workers run partitions at once with the
-multiprocess executor (each step its own process, two at a time per run).
+multiprocess executor (the run's one step in its own process).
 
-Four partitions here, not ten: each multiprocess step starts a fresh Python
-that imports Dagster (about 2-3 s of CPU), so ten partitions cost about 11
-minutes on a 2-core machine (measured once with ten, passing). Four exercise the
-same concurrent writers within CI's budget.
-
-The pool limit is raised here so that the store's own lock back-off is what
-keeps writers apart: with a pool of 1, Dagster's slot polling makes each
-multiprocess run take minutes on a 2-core machine (measured: 109 s for one run),
-which the in-process job the project ships does not suffer."""
+Four partitions: each step process starts a fresh Python that imports Dagster
+(about 2-3 s of CPU). Nothing but the store's own lock back-off keeps the
+writers apart (no Dagster pool), which is what this test exercises."""
 
 from __future__ import annotations
 
@@ -30,12 +24,16 @@ pytestmark = pytest.mark.slow
 PROJECT = Path(__file__).resolve().parents[2]
 
 
+# Each run is one step now (one process start instead of thirteen), but on a busy
+# 2-core machine four Dagster runs in fresh processes still take minutes: the
+# test gets the time it needs rather than the suite-wide 300 s.
+@pytest.mark.timeout(1200)
 def test_backfill_with_the_multiprocess_executor(tmp_path: Path) -> None:
     root = tmp_path / "project"
     shutil.copytree(PROJECT / "skills" / "calculator" / "v1.0.0", root / "skills" / "calculator")
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 8\n")
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     db = tmp_path / "results.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "OPENAI_"))}
     env |= {"DAGSTER_HOME": str(home), "EVAL_PIPELINES_HOME": str(root), "EVAL_PIPELINES_DB": str(db),
@@ -48,7 +46,7 @@ def test_backfill_with_the_multiprocess_executor(tmp_path: Path) -> None:
                for i in range(2)]
     outcomes = []
     for worker in workers:
-        out, err = worker.communicate(timeout=600)
+        out, err = worker.communicate(timeout=1100)
         assert worker.returncode == 0, err[-3000:]
         outcomes += json.loads(out.strip().splitlines()[-1])
     assert sorted(o["day"] for o in outcomes) == days

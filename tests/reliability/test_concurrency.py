@@ -1,6 +1,6 @@
 """Concurrent runs (issue #9): three Dagster runs of different partitions at once,
-each in its own process on one instance (``duckdb`` pool limit raised to 8, so
-writers meet at the DuckDB lock itself), plus a reader running SQL on the same DuckDB file the whole time.
+each in its own process on one instance (no Dagster pool: writers meet at the
+DuckDB lock itself), plus a reader running SQL on the same DuckDB file the whole time.
 
 DuckDB admits one read-write process per file and no reader from another
 process while it is open, so the reader uses ``connect(read_only=True,
@@ -38,11 +38,8 @@ def test_three_runs_and_a_reader_on_one_duckdb_file(tmp_path: Path) -> None:
     shutil.copytree(PROJECT / "datasets", root / "datasets")
     home = tmp_path / "dagster_home"
     home.mkdir()
-    # Pool limit 8, not the shipped 1: the store's own lock back-off must keep the
-    # writers apart (the harder case). With the shipped limit the same test
-    # passes too, but Dagster's slot polling makes it take about 45 s instead of 16.
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n"
-                                       "concurrency:\n  pools:\n    default_limit: 8\n")
+    # As shipped: no pool, the store's own lock back-off keeps the writers apart.
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     db = tmp_path / "results.duckdb"
     with connect(db):
         pass  # the file and its schema exist before anyone reads
