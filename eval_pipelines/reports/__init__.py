@@ -1,8 +1,12 @@
 """Reports of a run or a comparison (JSON ``eval_report``, Markdown phase report,
-self-contained HTML) and the SQL views users query.
+self-contained HTML).
 
-Modules: ``data`` (load from DuckDB), ``json_report``, ``markdown``, ``html``,
-``views`` (``install_views``), ``cli_report`` (``eval-pipelines report`` and
-``write_reports`` for the Dagster asset). Import them directly; this package
-imports nothing heavy on its own.
+Modules: ``data`` (load from DuckDB into ``records``), ``files`` (render and
+write), ``summary`` (short Markdown for the UI), ``json_report``,
+``markdown``, ``html`` (+ ``html_*``), ``cli_report`` (``eval-pipelines
+report``). Import them directly; this package imports nothing heavy on its own.
 """
+
+# `--against none`: a report without comparison. Here, not in `comparison`, so that
+# building the command line's parser does not import the report machinery.
+NO_BASELINE = "none"

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval_pipelines.reports.data import NO_BASELINE, ReportError, load_report
-from eval_pipelines.reports.files import FORMAT_ALIASES, renderer, report_filename, write_report
+from eval_pipelines.reports import NO_BASELINE
 
 EXIT_OK, EXIT_INVALID = 0, 2
 
@@ -43,6 +42,11 @@ def _default_db(root: str, db: str | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    # Imported here: the report machinery (DuckDB, the grader registry) is not
+    # needed to build the command line's parser, which every command does.
+    from eval_pipelines.reports.data import ReportError, load_report
+    from eval_pipelines.reports.files import FORMAT_ALIASES, renderer, report_filename, write_report
+
     root = getattr(args, "root", None) or os.environ.get("EVAL_PIPELINES_HOME", ".")
     db_path = _default_db(root, args.db)
     formats = ["json", "md", "html"] if args.format == "all" else [FORMAT_ALIASES[args.format]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eval_pipelines.reports import NO_BASELINE
 from eval_pipelines.reports.loading import (
     as_float,
     dict_rows,
@@ -23,7 +24,6 @@ from eval_pipelines.reports.run_info import load_run_info
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.queries import previous_version
 
-NO_BASELINE = "none"
 
 
 def baseline_run(con, run: RunInfo, versions: list[str], against: str | None) -> RunInfo | None:  # noqa: ANN001
