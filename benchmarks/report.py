@@ -35,7 +35,7 @@ def _steps_table(steps: list[dict[str, float]]) -> list[str]:
 
 
 def _before_after(r: dict[str, Any], before: dict[str, Any]) -> list[str]:
-    """Figures 1, 2 and 7 of an earlier commit, measured with ``--only 1,2,7``, beside this run's."""
+    """The figures an earlier commit's ``--only`` run measured, beside this run's."""
     rows = []
 
     def row(label: str, old: Any, new: Any, unit: str, digits: int = 2) -> None:
@@ -54,13 +54,35 @@ def _before_after(r: dict[str, Any], before: dict[str, Any]) -> list[str]:
         row("`dagster asset materialize`, 1,000 cases (figure 2)", before["e2e"]["wall"], r["e2e"]["wall"], " s")
     if before.get("import_floor") and r.get("import_floor"):
         row("fresh process importing Dagster + our definitions", before["import_floor"], r["import_floor"], " s")
+    if before.get("cli") and r.get("cli"):
+        row("`eval-pipelines run`, 1,000 cases (figure 3)", before["cli"]["wall"], r["cli"]["wall"], " s")
+    for key in ("promptfoo", "inspect"):
+        if before.get(key) and r.get(key):  # the competitors measured in the same run as each side
+            row(f"{key} / `dagster asset materialize` (figure 3; higher is better for us)",
+                _ratio(before[key]["wall"], before["e2e"]["wall"]) if before.get("e2e") else None,
+                _ratio(r[key]["wall"], r["e2e"]["wall"]), "×")
+    if before.get("cached") and r.get("cached"):
+        row("cached re-run through Dagster (figure 4)", before["cached"]["wall"], r["cached"]["wall"], " s")
+    if before.get("grading") and r.get("grading"):
+        row("grading, assertions/s (figure 5; lower ratio is better)", before["grading"]["compute"],
+            r["grading"]["compute"], "", 0)
     if not rows:
         return []
     return ["## Before and after", "",
             f"The same figures for {before.get('label', 'an earlier commit')}, "
-            f"measured on this machine with `--only 1,2,7` ({before['started']:%Y-%m-%d %H:%M} UTC, "
+            f"measured on this machine with `{' '.join(before.get('argv', []))}` "
+            f"({before['started']:%Y-%m-%d %H:%M} UTC, "
             f"{len(before['e2e']['wall'].values) if before.get('e2e') else '?'} runs each):", "",
-            "| figure | before | after | gain |", "|---|---|---|---|", *rows, ""]
+            "| figure | before | after | before ÷ after |", "|---|---|---|---|", *rows, ""]
+
+
+class _Median:
+    def __init__(self, value: float) -> None:
+        self.median = value
+
+
+def _ratio(numerator: Any, denominator: Any) -> _Median:
+    return _Median(numerator.median / denominator.median)
 
 
 def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str],
@@ -229,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("results", help="the JSON a full run wrote (docs/benchmarks.json)")
-    parser.add_argument("--before", help="JSON of an --only 1,2,7 run on an earlier commit")
+    parser.add_argument("--before", help="JSON of an --only run on an earlier commit")
     parser.add_argument("--before-label", default="before", help="how to name that commit")
     parser.add_argument("--out", default="docs/benchmarks.md")
     args = parser.parse_args(argv)

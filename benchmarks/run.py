@@ -27,6 +27,7 @@ import platform
 import re
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 from dataclasses import dataclass, field
@@ -303,7 +304,8 @@ def run_promptfoo(tools: Path, work: Path, n: int, server: BenchServer, repeats:
             raise RuntimeError(f"promptfoo run wrong: rc={done.returncode} stats={stats} "
                                f"requests={server.requests()}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
         walls.add(wall)
-    return {"version": version, "wall": walls, "command": " ".join(command)}
+    # Recorded without this machine's folders (docs/benchmarks.md quotes it).
+    return {"version": version, "wall": walls, "command": " ".join(command).replace(str(tools), "<tools-dir>")}
 
 
 def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: int) -> dict[str, Any] | None:
@@ -336,7 +338,8 @@ def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: i
             raise RuntimeError(f"inspect run wrong: rc={done.returncode} {check.stdout} {check.stderr[-1000:]} "
                                f"requests={server.requests()}\n{done.stderr[-2000:]}")
         walls.add(wall)
-    return {"version": version, "wall": walls, "command": " ".join(command)}
+    # Recorded without this machine's folders (docs/benchmarks.md quotes it).
+    return {"version": version, "wall": walls, "command": " ".join(command).replace(str(tools), "<tools-dir>")}
 
 
 # ---- figure 5: grading throughput -------------------------------------------------
@@ -518,8 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small N, one repeat (the CI smoke run)")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
-    parser.add_argument("--work-dir", default="/tmp/eval-pipelines-bench")
-    parser.add_argument("--tools-dir", default=os.environ.get("BENCH_TOOLS_DIR", "/work/scratch/bench-tools"),
+    parser.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "eval-pipelines-bench"))
+    parser.add_argument("--tools-dir", default=os.environ.get("BENCH_TOOLS_DIR", str(REPO / ".bench-tools")),
                         help="folder with node_modules/.bin/promptfoo and inspect-venv/ (not committed)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument("--only", help="comma-separated figure numbers; writes only the JSON (before/after runs)")
