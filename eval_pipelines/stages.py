@@ -128,6 +128,10 @@ class Stage:
     tables: tuple[str, ...]
     kinds: frozenset[str]
     run: Callable[[StageContext], StageResult]
+    # What it takes from earlier stages of the run (``StageContext.memo`` keys, read back
+    # from DuckDB when missing); the rest is let go, so a 100,000-case run does not hold
+    # every table in memory at once.
+    reads: tuple[str, ...] = ()
 
 
 def _write(ctx: StageContext, table: str, frame: pd.DataFrame) -> dict[str, int]:
@@ -278,26 +282,27 @@ def write_reports(ctx: StageContext) -> StageResult:
 
 STAGES: tuple[Stage, ...] = (
     Stage("eval_suite", "The skill version's eval suite, parsed from any supported format and validated.",
-          ("suites",), frozenset({"python", "duckdb"}), load_suite),
+          ("suites",), frozenset({"python", "duckdb"}), load_suite, ("loaded",)),
     Stage("eval_datasets", "External dataset files (JSONL/CSV/YAML) the suite read, with content hashes.",
-          ("datasets",), frozenset({"duckdb"}), record_datasets),
+          ("datasets",), frozenset({"duckdb"}), record_datasets, ("suite",)),
     Stage("test_cases", "Every test case of the suite (inline and external dataset rows), one row each.",
-          ("test_cases",), frozenset({"duckdb"}), record_test_cases),
+          ("test_cases",), frozenset({"duckdb"}), record_test_cases, ("suite",)),
     Stage("model_outputs", "One output (or error row) per case x target x trial, from the suite's targets.",
-          ("model_outputs",), frozenset({"openai", "duckdb"}), call_targets),
+          ("model_outputs",), frozenset({"openai", "duckdb"}), call_targets, ("suite",)),
     Stage("grades", "One grade per output x assertion, with score, status and readable details.",
-          ("grades",), frozenset({"python", "duckdb"}), grade),
+          ("grades",), frozenset({"python", "duckdb"}), grade, ("suite", "model_outputs")),
     Stage("test_results", "Per output: gated weighted score, verdict (pass/borderline/fail) and status.",
-          ("test_results",), frozenset({"duckdb"}), score),
+          ("test_results",), frozenset({"duckdb"}), score, ("suite", "grades", "outputs")),
     Stage("metrics", "Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "
                      "and per-case metrics over trials (table case_metrics).",
-          ("metrics", "case_metrics"), frozenset({"duckdb"}), aggregate),
+          ("metrics", "case_metrics"), frozenset({"duckdb"}), aggregate,
+          ("suite", "test_results", "outputs")),
     Stage("regression_report", "Per-case flips and metric changes against the previous version and the "
                                "previous night, with p-values and intervals (table regressions).",
-          ("regressions",), frozenset({"duckdb"}), compare_with_baselines),
+          ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
     Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                          "compared with the baseline version; files under reports/<date>/.",
-          (), frozenset({"json", "markdown", "html"}), write_reports),
+          (), frozenset({"json", "markdown", "html"}), write_reports, ()),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 
@@ -308,10 +313,13 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     The caller decides what a failed check means (``checks.py``): it stops
     iterating to stop the stages downstream of a blocking gate.
     """
-    for stage in STAGES:
-        if selected is None or stage.name in selected:
-            ctx.current_stage = stage.name
-            yield stage, stage.run(ctx)
+    chosen = [stage for stage in STAGES if selected is None or stage.name in selected]
+    for position, stage in enumerate(chosen):
+        ctx.current_stage = stage.name
+        yield stage, stage.run(ctx)  # the caller runs the stage's checks before the next step
+        still_needed = {key for later in chosen[position + 1:] for key in later.reads}
+        for key in [k for k in ctx.memo if k not in still_needed]:
+            del ctx.memo[key]
 
 
 __all__ = ["STAGES", "STAGE_NAMES", "FilePath", "Markdown", "MissingUpstream", "RunOptions", "SpecErrors",

@@ -104,7 +104,7 @@ def test_trials_give_pass_at_k_and_pass_hat_k_as_the_formulas(tmp_path: Path, fa
     ctx = run_suite(s, tmp_path, {"model_outputs", "grades", "test_results", "metrics"}, use_cache=False)
     outputs = ctx.outputs()
     assert len(outputs) == 6 and sorted({o.trial for o in outputs}) == [0, 1, 2]
-    metrics, per_case = ctx.memo["metrics"], ctx.memo["case_metrics"]
+    metrics, per_case = ctx.rows("metrics"), ctx.rows("case_metrics")
     overall = {r["metric"]: r["value"] for r in metrics.to_dict("records") if r["target"] == "*"}
     assert overall["pass_at_1"] == pytest.approx(pass_at_k(3, 2, 1)) == pytest.approx(2 / 3)
     assert overall["pass_at_2"] == pytest.approx(pass_at_k(3, 2, 2)) == pytest.approx(1.0)
@@ -134,7 +134,7 @@ def test_twenty_percent_server_errors_lose_no_case(tmp_path: Path) -> None:
     with FakeOpenAIServer(fault_rate=0.2, faults=["500"], seed=7) as server:
         s = stored(tmp_path, cases(40), server, max_retries=1)
         ctx = run_suite(s, tmp_path, {"model_outputs", "grades", "test_results"}, use_cache=False)
-        outputs, results = ctx.outputs(), ctx.memo["test_results"]
+        outputs, results = ctx.outputs(), ctx.rows("test_results")
     assert len(outputs) == 40 and sorted(o.test_id for o in outputs) == sorted(f"c{i}" for i in range(40))
     assert set(results["status"]) <= {"graded", "error"}
     errors = results[results["status"] == "error"]
