@@ -84,15 +84,26 @@ class StageContext:
     # already validated), "suite" (StoredSuite), "<table>" (the rows written).
     memo: dict[str, Any] = field(default_factory=dict)
     current_stage: str | None = None  # the stage running now (failures name it)
+    _open: Any = field(default=None, repr=False)  # (context manager, connection) while held
 
-    def rows(self, table: str, con: Any = None) -> pd.DataFrame:
+    def connection(self) -> Any:
+        """The run's DuckDB connection, opened on first use and kept across the short
+        stages (each open costs some 25 ms). ``release`` closes it before anything that
+        waits long (model calls, the judge, scripts), so other runs can write meanwhile."""
+        if self._open is None:
+            manager = connect(self.paths.db_path)
+            self._open = (manager, manager.__enter__())
+        return self._open[1]
+
+    def release(self) -> None:
+        if self._open is not None:
+            manager, self._open = self._open[0], None
+            manager.__exit__(None, None, None)
+
+    def rows(self, table: str) -> pd.DataFrame:
         """The partition's rows of ``table``: as this run wrote them, else from DuckDB."""
         if table not in self.memo:
-            if con is None:
-                with connect(self.paths.db_path) as own:
-                    self.memo[table] = read_partition(own, table, self.partition)
-            else:
-                self.memo[table] = read_partition(con, table, self.partition)
+            self.memo[table] = read_partition(self.connection(), table, self.partition)
         return self.memo[table]
 
     def suite(self) -> tables.StoredSuite:
@@ -109,8 +120,7 @@ class StageContext:
         return self.memo["outputs"]
 
     def write(self, table: str, frame: pd.DataFrame) -> int:
-        with connect(self.paths.db_path) as con:
-            written = replace_partition(con, table, self.partition, frame)
+        written = replace_partition(self.connection(), table, self.partition, frame)
         self.memo[table] = frame
         return written
 
@@ -174,9 +184,10 @@ def call_targets(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
     names = sorted({n for t in stored.targets.values() if isinstance(t, OpenAITargetConfig)
                     for n in (t.api_key_env, t.base_url_env)})
+    ctx.release()  # no DuckDB connection is held while models answer
     cache = ResponseCache(ctx.paths.db_path) if ctx.options.use_cache else None
-    # No DuckDB connection is held while models answer (the cache writes in
-    # short batches that never wait on the lock): other runs can write meanwhile.
+    # The cache writes in short batches that never wait on the lock: other runs
+    # can write meanwhile.
     outputs = asyncio.run(run_model_phase(
         stored.suite, stored.targets, stored.package_root, ctx.env(names),
         concurrency=ctx.options.concurrency, cache=cache,
@@ -192,15 +203,14 @@ def call_targets(ctx: StageContext) -> StageResult:
 
 def grade(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
-    with connect(ctx.paths.db_path) as con:
-        outputs = ctx.rows("model_outputs", con)
-        baseline, context = grading_context(con, ctx.partition, stored.suite.baseline)
+    outputs = ctx.rows("model_outputs")
+    baseline, context = grading_context(ctx.connection(), ctx.partition, stored.suite.baseline)
+    ctx.release()  # judge calls and sandboxed scripts may take long
     workspace = ctx.paths.workspace_dir(ctx.partition)
     if workspace.is_dir():
         context = replace(context, workspace=workspace)
     if baseline:
         ctx.log.info(f"regression comparisons use the outputs of {baseline.skill_version} ({baseline.eval_date})")
-    # Judge calls and sandboxed scripts run with no DuckDB connection open.
     graded = grade_frame(stored.suite, outputs, tables.decode_outputs,
                          suite_dir=Path(stored.suite.source_file).parent,
                          make_judge=lambda: _judge(ctx, stored), context=context)
@@ -261,10 +271,10 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
     policy = RegressionPolicy(alpha=suite.regression.alpha, min_effect=suite.regression.min_effect)
     current = tables.decode_trials(ctx.rows("test_results"))
     comparisons = []
-    with connect(ctx.paths.db_path) as con:
-        for baseline in find_baselines(con, ctx.partition, suite.baseline):
-            previous = tables.decode_trials(read_partition(con, "test_results", baseline.partition))
-            comparisons.append((baseline.comparison, baseline.partition, compare(current, previous, policy)))
+    con = ctx.connection()
+    for baseline in find_baselines(con, ctx.partition, suite.baseline):
+        previous = tables.decode_trials(read_partition(con, "test_results", baseline.partition))
+        comparisons.append((baseline.comparison, baseline.partition, compare(current, previous, policy)))
     frame = tables.encode_regressions(comparisons, policy, ctx.partition, ctx.run_id, suite.name)
     summary = regression_summary(comparisons)
     return StageResult(_write(ctx, "regressions", frame), {
@@ -314,12 +324,15 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     iterating to stop the stages downstream of a blocking gate.
     """
     chosen = [stage for stage in STAGES if selected is None or stage.name in selected]
-    for position, stage in enumerate(chosen):
-        ctx.current_stage = stage.name
-        yield stage, stage.run(ctx)  # the caller runs the stage's checks before the next step
-        still_needed = {key for later in chosen[position + 1:] for key in later.reads}
-        for key in [k for k in ctx.memo if k not in still_needed]:
-            del ctx.memo[key]
+    try:
+        for position, stage in enumerate(chosen):
+            ctx.current_stage = stage.name
+            yield stage, stage.run(ctx)  # the caller runs the stage's checks before the next step
+            still_needed = {key for later in chosen[position + 1:] for key in later.reads}
+            for key in [k for k in ctx.memo if k not in still_needed]:
+                del ctx.memo[key]
+    finally:
+        ctx.release()
 
 
 __all__ = ["STAGES", "STAGE_NAMES", "FilePath", "Markdown", "MissingUpstream", "RunOptions", "SpecErrors",
