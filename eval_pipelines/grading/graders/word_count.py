@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 
@@ -27,11 +29,17 @@ class WordRange(BaseModel):
 class WordCountParams(Params):
     value: int | WordRange
 
-    @model_validator(mode="after")
-    def _not_negative(self) -> "WordCountParams":
-        if isinstance(self.value, int) and self.value < 0:
+    @field_validator("value", mode="before")
+    @classmethod
+    def _one_form(cls, value: Any) -> Any:
+        # Decide the form here so a bad range gets one message, not one per union member.
+        if isinstance(value, dict):
+            return WordRange.model_validate(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("expected a number of words or a mapping with `min` and/or `max`")
+        if value < 0:
             raise ValueError("a word count cannot be negative")
-        return self
+        return value
 
 
 class WordCount(Grader[WordCountParams]):
