@@ -70,10 +70,15 @@ def _before_after(r: dict[str, Any], before: dict[str, Any]) -> list[str]:
         return []
     return ["## Before and after", "",
             f"The same figures for {before.get('label', 'an earlier commit')}, "
-            f"measured on this machine with `{' '.join(before.get('argv', []))}` "
+            f"measured on this machine with `--only {_only(before.get('argv', []))}` "
             f"({before['started']:%Y-%m-%d %H:%M} UTC, "
             f"{len(before['e2e']['wall'].values) if before.get('e2e') else '?'} runs each):", "",
             "| figure | before | after | before ÷ after |", "|---|---|---|---|", *rows, ""]
+
+
+def _only(argv: list[str]) -> str:
+    """The figures an ``--only`` run measured (its folders are this machine's, not quoted)."""
+    return next((b for a, b in zip(argv, argv[1:]) if a == "--only"), "?")
 
 
 class _Median:
