@@ -77,7 +77,7 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from eval_pipelines.reports.cli_report import write_reports
+    from eval_pipelines.reports.files import write_reports
     from eval_pipelines.store.connection import connect
     from tests.docs.test_sql_doc import build_demo_database
 
@@ -151,7 +151,7 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
 def test_every_demo_report_opens_without_console_errors(driver, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    from eval_pipelines.reports.cli_report import write_reports
+    from eval_pipelines.reports.files import write_reports
     from eval_pipelines.store.connection import connect
     from eval_pipelines.analysis.versions import latest_versions
     from tests.docs.test_sql_doc import build_demo_database
@@ -177,7 +177,7 @@ def test_every_demo_report_opens_without_console_errors(driver, tmp_path_factory
 def test_markup_in_outputs_is_shown_not_run(driver, tmp_path: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
-    from eval_pipelines.reports.cli_report import write_reports
+    from eval_pipelines.reports.files import write_reports
     from tests.reports.test_reports import XSS, build_widget_db
 
     db = build_widget_db(tmp_path / "widget.duckdb")
