@@ -26,7 +26,7 @@ import pandas as pd
 from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare
 from eval_pipelines.grading.dispatch import grade_frame
-from eval_pipelines.grading.scoring import score_case
+from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.project import ProjectPaths, find_package_source
 from eval_pipelines.reports.files import write_partition_reports
 from eval_pipelines.reports.summary import metrics_markdown, regression_markdown, regression_summary
@@ -236,8 +236,7 @@ def score(ctx: StageContext) -> StageResult:
     scored = []
     for o in ctx.outputs():
         key = (o.test_id, o.target, o.trial)
-        error = o.error if o.error is not None else ("no output" if o.output is None else None)
-        scored.append((key, categories.get(o.test_id), score_case(grades.get(key, []), error)))
+        scored.append((key, categories.get(o.test_id), score_case(grades.get(key, []), output_error(o))))
     frame = tables.encode_results(scored, ctx.partition, ctx.run_id, suite.name)
     outcomes = Counter(s.verdict or s.status for _, _, s in scored)
     return StageResult(_write(ctx, "test_results", frame), {"verdicts": dict(outcomes)})

@@ -28,6 +28,7 @@ import pandas as pd
 from eval_pipelines.grading.base import Grade, GradeInput, GradingContext, Measurements, Outcome
 from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
+from eval_pipelines.spec.assertions import COMMON_FIELDS
 from eval_pipelines.spec.models import Assertion, Suite, TestCase
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 GRADE_COLUMNS = ["test_id", "target", "trial", "assertion_index", "assertion_type", "assertion_name",
                  "weight", "required", "score", "passed", "status", "reason", "details"]
 JUDGE_CONCURRENCY = 8
-COMMON_FIELDS = ("type", "name", "weight", "required", "negate")
 
 
 # ---- the one rule ---------------------------------------------------------------

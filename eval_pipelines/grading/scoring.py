@@ -49,6 +49,13 @@ def verdict_for(score: float) -> Literal["pass", "borderline", "fail"]:
     return "fail"
 
 
+def output_error(output: ModelOutput) -> str | None:
+    """Why an output has nothing to grade (its error, or no text), or None."""
+    if output.error is not None:
+        return output.error
+    return "no output" if output.output is None else None
+
+
 def score_case(grades: Sequence[Grade], output_error: str | None = None) -> CaseScore:
     if output_error is not None:
         return CaseScore(0.0, "fail", "error", f"no output: {output_error}")
@@ -102,6 +109,4 @@ def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | No
     """Grade and score outputs one by one (scripts and tests; the pipeline grades a
     partition through ``dispatch.grade_frame`` and scores the stored grades)."""
     graded = asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge, context))
-    return [GradedOutput(o, grades, score_case(grades, None if o.error is None and o.output is not None
-                                               else (o.error or "no output")))
-            for o, grades in graded]
+    return [GradedOutput(o, grades, score_case(grades, output_error(o))) for o, grades in graded]
