@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from datetime import datetime, timezone
@@ -170,8 +171,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """The same stage list and checks as the Dagster job, in a plain loop."""
-    import logging
-
     from eval_pipelines.checks import checks_for
     from eval_pipelines.stages import RunOptions, StageContext, run_stages
     from eval_pipelines.store.partition import Partition
@@ -191,12 +190,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
-    for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    loaded.warnings.clear()  # printed once here, not again by the load stage
     now = datetime.now(timezone.utc)
     partition = Partition(now.date().isoformat(), loaded.package.key)
+    # The stages' warnings (the suite's load warnings, which also land in `suites`;
+    # model calls that ended as error rows) go to standard error, one line each.
     log = logging.getLogger("eval_pipelines.cli")
+    if not log.handlers:
+        log.addHandler(_StderrWarnings(logging.WARNING))
+        log.propagate = False
     ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}", paths=paths,
                        report_root=root / "reports", env=lambda names: {n: os.environ.get(n) for n in names},
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
@@ -290,6 +291,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     print(json.dumps(eval_suite_schema(), indent=2))
     return EXIT_OK
+
+
+class _StderrWarnings(logging.Handler):
+    """``warning: message`` on whatever ``sys.stderr`` is when it is emitted."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"warning: {record.getMessage()}", file=sys.stderr)
 
 
 @contextmanager
