@@ -103,10 +103,13 @@ def test_one_response_in_five_is_a_fault_and_no_case_is_lost(tmp_path: Path,
     for tid, kind, status, reason in grades:
         assert status in ("graded", "error") and reason, (tid, kind, status, reason)
     if "c07" not in errored:
-        # Prose is an error quoting the reply -- unless two faults in a row hit one of its judge calls
-        # first (about one run in ten), which is an error naming the attempts.
+        # Prose is an error quoting the last reply: the responder's prose, or the server's own "prose"
+        # fault when the injector picked that judge call -- unless two faults in a row hit one of its
+        # judge calls first (about one run in ten), which is an error naming the attempts.
         assert "c07" in judge_errors
-        assert "Honestly" in judge_errors["c07"] or "attempt(s)" in judge_errors["c07"], judge_errors["c07"]
+        reason = judge_errors["c07"]
+        quoted = "Honestly" in reason or server.prose_text[:40] in reason
+        assert quoted or "attempt(s)" in reason, reason
 
     # What the run reported matches what the tables hold.
     (check,) = [e for e in result.get_asset_check_evaluations() if e.check_name == "every_case_has_an_output"]
