@@ -231,6 +231,19 @@ class DagsterProject:
         found = re.search(r" - ([0-9a-f-]{36}) - \d+ - RUN_SUCCESS", text)
         return wall, int(usage.ru_maxrss), found.group(1) if found else ""
 
+    def output_summary(self) -> str:
+        """What the project's store holds for its model outputs (to explain a request count)."""
+        import duckdb
+
+        db = self.root / ".data" / "eval_pipelines.duckdb"
+        try:
+            with duckdb.connect(str(db), read_only=True) as con:
+                rows = con.execute("SELECT skill_version, count(*), count(error), any_value(error) "
+                                   "FROM model_outputs GROUP BY ALL").fetchall()
+        except Exception as exc:  # noqa: BLE001 -- a diagnostic must not hide the anomaly
+            return f"store unreadable: {exc}"
+        return "; ".join(f"{v}: {n} outputs, {e} errors ({err})" for v, n, e, err in rows)
+
     def step_seconds(self, run_id: str) -> dict[str, float]:
         """Per-step wall time of a run, from its Dagster event log."""
         script = (
@@ -483,10 +496,18 @@ def run(sizes: Sizes, work: Path, tools: Path, out: Path, quick: bool,
             for n, key, repeats in zip(sizes.scale, scale_keys, sizes.scale_repeats):
                 walls, peaks = Series(), Series()
                 for _ in range(repeats):
-                    server.reset()
-                    wall, peak, _ = scale_project.materialize(key, use_cache=False)
-                    if server.requests() != n:
-                        raise RuntimeError(f"scale {n}: {server.requests()} requests")
+                    for attempt in (1, 2):
+                        server.reset()
+                        wall, peak, _ = scale_project.materialize(key, use_cache=False)
+                        if server.requests() == n:
+                            break
+                        # Seen once under heavy load: fewer requests than cases. Keep what the
+                        # store says about it, and measure again rather than publish a wrong figure.
+                        anomaly = f"scale {n}: {server.requests()} requests; {scale_project.output_summary()}"
+                        log(f"  {anomaly}")
+                        results.setdefault("anomalies", []).append(anomaly)
+                        if attempt == 2:
+                            raise RuntimeError(anomaly)
                     walls.add(wall)
                     peaks.add(peak / 1024)
                 scale.append({"cases": n, "wall": walls, "rss_mb": peaks})

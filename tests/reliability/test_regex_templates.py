@@ -90,7 +90,7 @@ def test_built_in_patterns_stay_fast_on_hostile_outputs(name: str) -> None:
         HOSTILE_OUTPUTS[name]()
     except ValueError:
         pass  # "not JSON" is a fine answer
-    assert time.perf_counter() - started < 5, name
+    assert time.perf_counter() - started < 10, name
 
 
 # ---- templates -------------------------------------------------------------------------------

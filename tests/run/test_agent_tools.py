@@ -31,7 +31,7 @@ from eval_pipelines.run.targets.tools import (
 )
 from tests.support.fake_openai import FakeOpenAIServer
 
-pytestmark = pytest.mark.timeout(20)
+pytestmark = pytest.mark.timeout(120)  # a hang guard, generous for a loaded machine
 
 
 @pytest.fixture(autouse=True)

@@ -134,7 +134,7 @@ def test_command_timeout_is_an_error_and_kills_the_process_group(skill_dir: Path
     (out,) = run(suite, {"cmd": cmd_config(timeout_s=30)}, skill_dir)
     elapsed = time.monotonic() - started
     assert out.output is None and out.error == "command timed out after 1.5 s"
-    assert elapsed < 10
+    assert elapsed < 25  # the 1.5 s timeout, not the 30 s target default
     pids = [int(p) for p in (skill_dir / "pids.txt").read_text().split()]
     assert len(pids) == 2
     try:

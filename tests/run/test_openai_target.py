@@ -16,7 +16,7 @@ from eval_pipelines.run.targets.config import OpenAITargetConfig
 from eval_pipelines.run.targets.openai_compat import OpenAITarget
 from tests.support.fake_openai import FakeOpenAIServer
 
-pytestmark = pytest.mark.timeout(10)
+pytestmark = pytest.mark.timeout(120)  # a hang guard, generous for a loaded machine
 
 SECRET = "sk-test-SECRET-123"
 
@@ -131,7 +131,6 @@ def test_429_retry_after_is_honoured(fake_openai: FakeOpenAIServer) -> None:
     assert out.attempts == 2 and out.llm_calls == 1
     # Backoff alone would be <= 0.01 s; only Retry-After explains the wait.
     assert elapsed >= 0.18
-    assert elapsed < 1.5
 
 
 @pytest.mark.parametrize("first", ["500", "503", "429-no-retry-after", "reset"])
@@ -144,20 +143,18 @@ def test_transient_failure_then_success(fake_openai: FakeOpenAIServer, first: st
     assert fake_openai.request_count == 2
     assert fake_openai.faults_served == [first, "ok"]
     assert out.attempts == 2
-    assert elapsed < 1.0
 
 
 @pytest.mark.parametrize("status", ["400", "401"])
 def test_client_errors_are_not_retried(fake_openai: FakeOpenAIServer, status: str) -> None:
     fake_openai.plan(status, "ok")
-    out, elapsed = _generate(fake_openai, max_retries=4)
+    out, _ = _generate(fake_openai, max_retries=4)
 
     assert out.output is None
     assert out.error is not None and f"HTTP {status}" in out.error
     assert "after 1 attempt" in out.error
     assert fake_openai.request_count == 1
     assert out.attempts == 1 and out.llm_calls == 1
-    assert elapsed < 0.5
 
 
 def test_exhausted_retries_give_error_row(fake_openai: FakeOpenAIServer) -> None:
@@ -174,7 +171,7 @@ def test_exhausted_retries_give_error_row(fake_openai: FakeOpenAIServer) -> None
 
 
 def test_timeout_ends_as_error(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.hang_s = 3.0
+    fake_openai.hang_s = 60.0  # far beyond any slowness of a loaded machine
     fake_openai.plan("timeout", "timeout")
     out, elapsed = _generate(fake_openai, _request(timeout_s=0.2), max_retries=1, timeout_s=0.2)
 
@@ -182,17 +179,17 @@ def test_timeout_ends_as_error(fake_openai: FakeOpenAIServer) -> None:
     assert out.error is not None and "Timeout" in out.error
     assert "2 attempt" in out.error
     assert fake_openai.request_count == 2
-    assert 0.35 <= elapsed < 1.5
+    assert 0.35 <= elapsed < 30  # two 0.2 s timeouts, never the 60 s hang
 
 
 def test_timeout_then_success(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.hang_s = 3.0
+    fake_openai.hang_s = 60.0
     fake_openai.plan("timeout")
     out, elapsed = _generate(fake_openai, _request(timeout_s=0.2), timeout_s=0.2)
 
     assert out.error is None and out.output == "hi"
     assert out.attempts == 2
-    assert elapsed < 1.5
+    assert elapsed < 30  # the client gave up on the 60 s hang
 
 
 @pytest.mark.parametrize("fault", ["truncated", "not-json"])
@@ -238,7 +235,7 @@ def test_api_key_never_in_error_text(fake_openai: FakeOpenAIServer) -> None:
 
 
 def test_concurrent_requests_overlap() -> None:
-    latency = 0.05
+    latency = 0.2
     with FakeOpenAIServer(latency_s=latency) as server:
 
         async def main() -> list[ModelOutput]:
@@ -261,8 +258,9 @@ def test_concurrent_requests_overlap() -> None:
         assert server.request_count == 40
     assert [o.output for o in outputs] == [f"question {i}" for i in range(40)]
     assert all(o.error is None for o in outputs)
-    # Serial would take 40 * 0.05 = 2 s; ten at a time needs at least 4 * 0.05 s.
-    assert elapsed < 1.5
+    # Overlap is counted at the server: up to ten at once, never more.
+    assert 2 <= server.max_in_flight <= 10, server.max_in_flight
+    # Ten at a time needs at least 4 rounds of the latency.
     assert elapsed >= 4 * latency * 0.9
 
 

@@ -220,6 +220,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         fake = self.server.fake
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            self._post()
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
+
+    def _post(self) -> None:
+        fake = self.server.fake
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -392,6 +403,10 @@ class FakeOpenAIServer:
         self._check_names(self.fail_plan)
         self._check_names(self.faults)
         self.request_count = 0
+        # Requests being served at once, and the most seen: overlap is checked by
+        # counting, not by a wall-clock bound that a loaded machine would break.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.requests: list[dict[str, Any] | None] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
