@@ -8,16 +8,14 @@ the runs must be in the instance (what the UI shows).
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
+
+from tests.support.demo import DEMO_TEST_TIMEOUT_S, build_demo
 
 from eval_pipelines.defs.partitions import skill_versions
 from eval_pipelines.store.connection import connect
@@ -48,33 +46,22 @@ def readme_queries() -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(480)
-def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    shutil.copytree(PROJECT / "skills", root / "skills", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(PROJECT / "datasets", root / "datasets")
-    for name in ("targets.yaml", "dagster.yaml"):
-        shutil.copy(PROJECT / name, root / name)
-    db = tmp_path / "results.duckdb"
+@pytest.mark.timeout(DEMO_TEST_TIMEOUT_S)
+def test_demo_end_to_end(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The session's one demo run (tests.support.demo): a copy of the project, as a user runs it.
+    demo = build_demo(tmp_path_factory)
+    root, db = demo.root, demo.db
     expected = bundled_versions(root / "skills")
     assert len(expected) >= 3
 
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("EVAL_PIPELINES_", "DAGSTER_", "OPENAI_"))}
-    env["DAGSTER_HOME"] = str(root)
-    proc = subprocess.run(
-        [sys.executable, "-m", "eval_pipelines.cli", "--root", str(root), "demo", "--db", str(db)],
-        cwd=root, env=env, capture_output=True, text=True, timeout=420,
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output
+    output = demo.stdout + demo.stderr
+    assert demo.returncode == 0, output
     assert "Traceback" not in output
     for key in expected:
-        assert f"evaluating {key} ..." in proc.stdout
+        assert f"evaluating {key} ..." in demo.stdout
         # cases, trials, passed, errors (none: every bundled skill runs offline), not evaluated, pass rate
-        assert re.search(rf"^{re.escape(key)}\s+\d+\s+\d+\s+\d+\s+0\s+\d+\s+\d+%$", proc.stdout, re.M), proc.stdout
-    assert f"DuckDB: {db}" in proc.stdout
+        assert re.search(rf"^{re.escape(key)}\s+\d+\s+\d+\s+\d+\s+0\s+\d+\s+\d+%$", demo.stdout, re.M), demo.stdout
+    assert f"DuckDB: {db}" in demo.stdout
     # The instance lives in the project folder, not in this repository.
     assert (root / ".dagster" / "storage").is_dir()
 

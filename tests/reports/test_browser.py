@@ -19,6 +19,8 @@ from typing import Iterator
 
 import pytest
 
+from tests.support.demo import DEMO_TEST_TIMEOUT_S
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--no-first-run",
@@ -72,14 +74,14 @@ def _visible_rows(browser) -> list[str]:  # noqa: ANN001
         ".filter(b => !b.hidden).map(b => b.getAttribute('data-id'));")
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(DEMO_TEST_TIMEOUT_S)
 def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     from eval_pipelines.reports.files import write_reports
     from eval_pipelines.store.connection import connect
-    from tests.docs.test_sql_doc import build_demo_database
+    from tests.support.demo import build_demo_database
 
     _, db = build_demo_database(tmp_path_factory)
     out = tmp_path_factory.mktemp("browser-report")
@@ -147,14 +149,14 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
     assert _severe(driver) == []
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(DEMO_TEST_TIMEOUT_S)
 def test_every_demo_report_opens_without_console_errors(driver, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
 
     from eval_pipelines.reports.files import write_reports
     from eval_pipelines.store.connection import connect
     from eval_pipelines.analysis.versions import latest_versions
-    from tests.docs.test_sql_doc import build_demo_database
+    from tests.support.demo import build_demo_database
 
     _, db = build_demo_database(tmp_path_factory)
     with connect(db) as con:

@@ -24,6 +24,8 @@ import jsonschema
 import pandas as pd
 import pytest
 
+from tests.support.demo import DEMO_TEST_TIMEOUT_S
+
 from eval_pipelines.analysis.metrics import TrialResult, case_metrics, suite_metrics
 from eval_pipelines.reports import cli_report, files
 from eval_pipelines.reports.data import ReportError, grader_family, load_report
@@ -589,9 +591,9 @@ def report_command() -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(DEMO_TEST_TIMEOUT_S)
 def test_demo_reports_for_every_skill(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    from tests.docs.test_sql_doc import build_demo_database
+    from tests.support.demo import build_demo_database
 
     root, db = build_demo_database(tmp_path_factory)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "OPENAI_"))}
