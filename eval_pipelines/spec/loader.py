@@ -82,13 +82,19 @@ def load_skill(
     if suite.version is None:
         suite.version = package.version
     targets = dict(project_targets or {})
+    # The package's own targets, by name: also when the project's targets file is this very
+    # file (`eval-pipelines run .` inside a skill folder), they are still the skill's own.
+    own: list[str] = []
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
+                own.append(config.name)
     if not suite.execution.targets:
-        own = [n for n in targets if n not in (project_targets or {})]
-        suite.execution.targets = own or (["default"] if "default" in targets else [])
+        # The judge grades; it is never also a system under test (calls doubled, rates distorted).
+        judge_names = {suite.judge or "judge"}
+        systems = [n for n in dict.fromkeys(own) if n not in judge_names]
+        suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
     if suite.judge is None:
         suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
     elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
