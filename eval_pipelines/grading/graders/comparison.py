@@ -50,12 +50,25 @@ _PLACEHOLDERS = {
 _PLACEHOLDER = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
 
 
+class NoBaselineYet(LookupError):
+    """The first version of a skill: nothing to compare with, so nothing is judged."""
+
+
+NO_BASELINE_REASON = "not evaluated (no baseline yet): give `baseline` or run a baseline version first"
+
+
 def _baseline(params_baseline: Any, inp: GradeInput) -> Any:
     if params_baseline is not None:
         return params_baseline
     if inp.baseline_output is None:
-        raise LookupError("no baseline: give `baseline` or run against a baseline version")
+        raise NoBaselineYet(NO_BASELINE_REASON)
     return parse_json_output(inp.baseline_output, allow_fence=True)
+
+
+def _no_baseline_outcome() -> Outcome:
+    # Neither pass nor fail: an `error` would lower the first version's pass rate for
+    # something it could not have done.
+    return Outcome(0.0, NO_BASELINE_REASON, status="not_evaluated")
 
 
 class StructuralParams(Params):
@@ -141,6 +154,8 @@ class Structural(Grader[StructuralParams]):
     def grade(self, params: StructuralParams, inp: GradeInput) -> Outcome:
         try:
             base = _baseline(params.baseline, inp)
+        except NoBaselineYet:
+            return _no_baseline_outcome()
         except (LookupError, ValueError) as exc:
             return Outcome(0.0, str(exc), status="error")
         try:
@@ -204,6 +219,8 @@ class Numeric(Grader[NumericParams]):
     def grade(self, params: NumericParams, inp: GradeInput) -> Outcome:
         try:
             base = _baseline(params.baseline, inp)
+        except NoBaselineYet:
+            return _no_baseline_outcome()
         except (LookupError, ValueError) as exc:
             return Outcome(0.0, str(exc), status="error")
         try:
