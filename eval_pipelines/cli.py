@@ -303,7 +303,7 @@ class _StderrWarnings(logging.Handler):
 @contextmanager
 def _progress(suite, options):  # noqa: ANN001, ANN202
     """A progress bar over the model phase on a terminal (rich); nothing otherwise."""
-    total = sum(len(suite.targets_for(c)) for c in suite.tests) * suite.execution.trials.count
+    total = sum(len(suite.targets_for(c)) * suite.trials_for(c) for c in suite.tests)
     if not sys.stderr.isatty() or total < 20:
         yield
         return

@@ -133,6 +133,11 @@ class CachedTarget:
     def key(self, request: TargetRequest) -> str:
         return request_hash(self._config, self._base_url, request)
 
+    @property
+    def uncached(self) -> Any:
+        """The wrapped target: calls that must reach the model (per-test `cache: false`, re-runs)."""
+        return self._target
+
     async def generate(self, request: TargetRequest) -> ModelOutput:
         key = self.key(request)
         hit = self._cache.get(key, request, self.name)
