@@ -306,8 +306,20 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
         "regressed": any(v["regressed"] for v in summary.values())})
 
 
+def report_dir(ctx: StageContext) -> Path:
+    """Where the partition's reports go: the run's option, else the suite's
+    ``reporting.output_dir`` (seed 003; relative to the project root, checked when the
+    suite loaded), else ``reports/<eval date>``."""
+    if ctx.options.report_dir is not None:
+        return ctx.options.report_dir
+    reporting = ctx.suite().suite.reporting
+    if reporting is not None and reporting.output_dir:
+        return ctx.report_root.parent / reporting.output_dir
+    return ctx.report_root / ctx.partition.eval_date
+
+
 def write_reports(ctx: StageContext) -> StageResult:
-    out_dir = ctx.options.report_dir or ctx.report_root / ctx.partition.eval_date
+    out_dir = report_dir(ctx)
     written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir)
     meta: dict[str, Any] = {f"report_{fmt}": FilePath(str(path)) for fmt, path in written.items()}
     meta["report_summary"] = Markdown(summary)
@@ -336,7 +348,7 @@ STAGES: tuple[Stage, ...] = (
           ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
     Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                          "compared with the baseline version; files under reports/<date>/.",
-          (), frozenset({"json", "markdown", "html"}), write_reports, ()),
+          (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

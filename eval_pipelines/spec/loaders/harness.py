@@ -102,7 +102,6 @@ def _expected_assertions(expected: dict[str, Any], grader: dict[str, Any]) -> li
         items.append({"type": "regex", "pattern": pattern, **config})
     elif method == "function_output" or kind == "functional":
         cases = (value or {}).get("test_cases", []) if isinstance(value, dict) else []
-        config.pop("executor", None)
         items.append({
             "type": "function_output",
             "function_name": config.pop("function_name", None),
