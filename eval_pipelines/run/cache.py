@@ -48,6 +48,7 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
         "messages": [_plain(m) for m in request.messages],
         "tools": [_plain(t) for t in getattr(request, "tools", None) or []],
         "max_steps": getattr(request, "max_steps", None),
+        "response_schema": getattr(request, "response_schema", None),
         "trial": request.trial,
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()

@@ -60,6 +60,7 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         # merging again is a no-op there and covers suites built in code.
         tools=merge_tools(suite.tools, case.tools),
         max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
+        response_schema=suite.response_schema,
     )
 
 
@@ -163,9 +164,12 @@ async def _generate(target: Target, request: TargetRequest, case: TestCase, targ
 
 
 def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:
-    """The suite's retry setting (000 ``retryFailed``, 003 ``retry_count``) wins over the target's."""
+    """The suite's retry setting wins over the target's, and its ``model`` (seed 002's
+    prompt ``model``) over an OpenAI-compatible target's model."""
     if isinstance(config, OpenAITargetConfig) and suite.settings.retry_count is not None:
-        return config.model_copy(update={"max_retries": suite.settings.retry_count})
+        config = config.model_copy(update={"max_retries": suite.settings.retry_count})
+    if isinstance(config, OpenAITargetConfig) and suite.model:
+        config = config.model_copy(update={"model": suite.model})
     return config
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
@@ -109,4 +109,17 @@ def load_skill(
             expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
             else "a targets.yaml defining at least one target",
         )
+    warnings += _unused_by_targets(suite, targets)
     return LoadedSkill(package, suite, targets, warnings)
+
+
+def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
+    """Seed 002 ``model`` and ``expectedSchema`` reach OpenAI-compatible targets only."""
+    systems = {n for case in suite.tests for n in suite.targets_for(case)}
+    other = sorted(n for n in systems if not isinstance(targets.get(n), OpenAITargetConfig))
+    if not other:
+        return []
+    where = f"({suite.source_file})"
+    fields = [("model", suite.model), ("expectedSchema", suite.response_schema)]
+    return [f"{UNUSED_PREFIX}{name}: target(s) {', '.join(other)} are not OpenAI-compatible and cannot "
+            f"take it {where}" for name, value in fields if value]

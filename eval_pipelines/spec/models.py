@@ -255,6 +255,10 @@ class Suite(Model):
     source_file: str
     profile: str | None = None
     system_prompt: str | None = None
+    # Seed 002 prompt `model` (runs the suite's OpenAI-compatible targets with it) and
+    # `expectedSchema` (sent to them as structured-output `response_format`).
+    model: str | None = None
+    response_schema: dict[str, Any] | None = None
     execution: Execution = Field(default_factory=Execution)
     settings: Settings = Field(default_factory=Settings)
     # Target that grades model-graded assertions: suite `judge:`, else a target

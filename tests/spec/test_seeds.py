@@ -131,8 +131,10 @@ def test_001_external_references_and_dataset_path() -> None:
 
 def test_002_llm_mode_judges_the_criteria() -> None:
     suite = load("002_prompt_llm.json")
-    assert suite.format == "prompt-modes" and suite.system_prompt.startswith("You write short")
+    assert suite.format == "prompt-modes"
     for case in suite.tests:
+        # The prompt is each case's system message: the target gets it, the judge reads it.
+        assert case.input[0].role == "system" and case.input[0].content.startswith("You write short")
         assert [a.type for a in case.assertions] == ["llm_judge"]
         assert case.criteria.startswith("The reply apologises")
         assert case.metadata["evaluation_mode"] == "llm"
