@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from textwrap import dedent
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 from eval_pipelines.cli import EXIT_INVALID, EXIT_OK, main
-from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
+from tests.support.field_projects import (
+    ALT_TARGET, HARNESS_TRIALS, PER_TEST_EXECUTION, PROJECT_TARGETS, REPORTING, Models, make_skill, sql,
+    suite_json,
+)
 
-JUDGE_REPLY = json.dumps({"score": 1.0, "passed": True, "reasoning": "meets the criteria"})
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="`node` is not on PATH")
 
 
@@ -29,27 +30,6 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="`node` is 
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("EVAL_PIPELINES_SKILLS_DIR", "EVAL_PIPELINES_DB", "EVAL_PIPELINES_HOME"):
         monkeypatch.delenv(name, raising=False)
-
-
-class Models:
-    """The fake server answering as a model (``replies`` by user message, else an echo)
-    and as the judge (any prompt that shows the system output gets a passing score)."""
-
-    def __init__(self, server: FakeOpenAIServer) -> None:
-        self.server = server
-        self.replies: dict[str, Any] = {}
-        server.responder = self.answer
-
-    def answer(self, body: dict[str, Any]) -> Any:
-        text = last_user_message(body)
-        if "## System Output" in text:
-            return JUDGE_REPLY
-        reply = self.replies.get(text, text)
-        return reply.pop(0) if isinstance(reply, list) else reply
-
-    def chat_requests(self, *, judge: bool = False) -> list[dict[str, Any]]:
-        return [r for r in self.server.requests if r and "messages" in r
-                and ("## System Output" in last_user_message(r)) == judge]
 
 
 @pytest.fixture
@@ -60,30 +40,6 @@ def models(monkeypatch: pytest.MonkeyPatch) -> Iterator[Models]:
         yield Models(server)
 
 
-PROJECT_TARGETS = """\
-targets:
-  - name: default
-    type: openai
-    model: gpt-test
-    api_key_env: OPENAI_API_KEY
-    base_url_env: OPENAI_BASE_URL
-    max_retries: 0
-"""
-
-
-def make_skill(root: Path, files: dict[str, str], name: str = "fx", version: str = "1.0.0") -> Path:
-    """``root/skills/<name>/<version>/`` with SKILL.md and ``files``; the project's targets.yaml."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "targets.yaml").write_text(PROJECT_TARGETS)
-    skill = root / "skills" / name / version
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\nversion: {version}\n---\nBe brief.\n")
-    for path, text in files.items():
-        (skill / path).parent.mkdir(parents=True, exist_ok=True)
-        (skill / path).write_text(dedent(text))
-    return skill
-
-
 def run(capsys: pytest.CaptureFixture[str], root: Path, skill: Path, *extra: str) -> tuple[int, str, Path]:
     db = root / "results.duckdb"
     capsys.readouterr()
@@ -92,41 +48,12 @@ def run(capsys: pytest.CaptureFixture[str], root: Path, skill: Path, *extra: str
     return code, out + err, db
 
 
-def sql(db: Path, query: str, params: list[Any] | None = None) -> list[tuple]:
-    with connect(db) as con:
-        return con.execute(query, params or []).fetchall()
-
-
 def warnings_of(db: Path) -> list[str]:
     (raw,) = sql(db, "SELECT warnings FROM suites")[0]
     return json.loads(raw)
 
 
 # ---- 1. eval.yaml per-test execution ---------------------------------------------------------
-
-
-PER_TEST_EXECUTION = """\
-execution:
-  targets: [default, alt]
-  trials: 3
-tests:
-  - id: once
-    input: one
-    execution: {trials: 1}
-    assert: [{type: contains, value: one}]
-  - id: thrice
-    input: three
-    assert: [{type: contains, value: three}]
-  - id: own-evaluator
-    input: four
-    execution:
-      evaluators: [{type: equals, value: four}]
-  - id: fresh
-    input: five
-    execution: {cache: false, trials: 1}
-    assert: [{type: contains, value: five}]
-"""
-ALT_TARGET = PROJECT_TARGETS.replace("default", "alt").replace("targets:\n", "targets:\n", 1)
 
 
 def test_eval_yaml_per_test_trials_cache_and_evaluators(capsys, models: Models, tmp_path: Path) -> None:
@@ -153,20 +80,6 @@ def test_eval_yaml_per_test_trials_cache_and_evaluators(capsys, models: Models, 
 # ---- 2. trials for harness and tests.json ---------------------------------------------------
 
 
-HARNESS_TRIALS = """\
-eval_suite:
-  name: trials-suite
-  environment: staging
-  config: {trials: 3}
-  thresholds: {pass_hat_3: 0.5}
-  evals:
-    - id: greet
-      input: {type: prompt, content: hello}
-      expected_output: {type: contains, value: hello}
-      grader: {type: code}
-"""
-
-
 def test_harness_trials_feed_pass_hat_k_gates(capsys, models: Models, tmp_path: Path) -> None:
     skill = make_skill(tmp_path, {"eval.yaml": HARNESS_TRIALS})
     code, out, db = run(capsys, tmp_path, skill)
@@ -190,25 +103,6 @@ def test_harness_gate_without_trials_runs_k_trials_and_too_few_is_refused(capsys
     code, out, _ = run(capsys, tmp_path, skill)
     assert code == EXIT_INVALID
     assert "eval_suite.config.trials: 2 trial(s) cannot compute a k=3 gate" in out
-
-
-TESTS_JSON = {
-    "version": "2.0",
-    "profile": "deterministic",
-    "settings": {},
-    "testCases": [
-        {"id": "tc-001", "name": "first", "input": {"prompt": "alpha"}, "expected": {"output": "alpha"}},
-        {"id": "tc-002", "name": "second", "input": {"prompt": "beta"}, "expected": {"output": "beta"}},
-        {"id": "tc-003", "name": "third", "input": {"prompt": "gamma"}, "expected": {"output": "gamma"}},
-    ],
-}
-
-
-def suite_json(**changes: Any) -> str:
-    data = json.loads(json.dumps(TESTS_JSON))
-    for key, value in changes.items():
-        data[key] = value
-    return json.dumps(data, indent=2)
 
 
 def test_tests_json_settings_trials(capsys, models: Models, tmp_path: Path) -> None:
@@ -370,22 +264,6 @@ def test_prompt_mode_system_prompt_variables_model_and_schema(capsys, models: Mo
 
 
 # ---- 8. reporting --------------------------------------------------------------------------
-
-
-REPORTING = """\
-eval_suite:
-  name: reported
-  reporting:
-    format: [json, markdown]
-    output_dir: eval-results
-    include_details: false
-    notify_on_failure: true
-  evals:
-    - id: greet
-      input: {type: prompt, content: hello}
-      expected_output: {type: contains, value: hello}
-      grader: {type: code}
-"""
 
 
 def test_reporting_output_dir_format_and_details(capsys, models: Models, tmp_path: Path) -> None:
