@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
@@ -34,7 +35,38 @@ def detect_format(doc: Document) -> str:
 
 def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, list[str]]:
     """Parse and validate one suite file; raises :class:`SpecErrors` listing every problem."""
-    policy = policy or PathPolicy()
+    suite, warnings = _load_suite(file, policy or PathPolicy())
+    return suite, warnings + unused_assertion_params(suite)
+
+
+def unused_assertion_params(suite: Suite) -> list[str]:
+    """One "accepted, not used" warning per assertion parameter a grader cannot apply
+    (``Grader.unused_params``), naming how many tests set it and the first of them."""
+    from eval_pipelines.grading.registry import get_grader
+
+    found: dict[tuple[str, str], list[str]] = {}
+
+    def visit(kind: str, config: dict[str, Any], test_id: str) -> None:
+        grader = get_grader(kind)
+        for name in getattr(grader, "unused_params", {}):
+            if name in config:
+                found.setdefault((grader.type, name), []).append(test_id)
+        for nested in config.get("assert") or []:  # composite: nested assertions as raw mappings
+            if isinstance(nested, dict) and isinstance(nested.get("type"), str):
+                visit(nested["type"], nested, test_id)
+
+    for case in suite.tests:
+        for assertion in case.assertions:
+            visit(assertion.type, assertion.config, case.id)
+    out = []
+    for (kind, name), tests in found.items():
+        reason = get_grader(kind).unused_params[name]
+        out.append(f"{UNUSED_PREFIX}assert {kind}.{name}: {reason} ({len(tests)} test(s), first "
+                   f"{tests[0]!r}; {suite.source_file})")
+    return out
+
+
+def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
     if file.suffix.lower() == ".jsonl" or file.suffix.lower() == ".csv":
         # Sidecar convention: a dataset run on its own, with an optional YAML beside it.
         sidecar = next((file.with_suffix(s) for s in (".yaml", ".yml") if file.with_suffix(s).is_file()), None)

@@ -102,6 +102,8 @@ def parse_test(
     if not isinstance(metadata, dict):
         ctx.error(doc, path + ("metadata",), "invalid metadata", "a mapping")
         metadata = {}
+    # AgentV's `note` and `conversation_id` are kept with the case (test_cases.metadata).
+    metadata = {**metadata, **{k: raw[k] for k in ("note", "conversation_id") if raw.get(k) is not None}}
     own_tools = parse_tools(ctx, doc, path + ("tools",), raw.get("tools"))
     max_steps = parse_max_steps(ctx, doc, path + ("max_steps",), raw.get("max_steps"))
     expected = raw.get("expected_output")

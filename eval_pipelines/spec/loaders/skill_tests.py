@@ -39,6 +39,8 @@ EVALUATION_KEYS = {"strategy", "timeout", "retryCount", "weights"}
 # `trials` is ours (runs per case, for pass@k / pass^k); the others are seed 000's.
 SETTINGS_KEYS = {"defaultTimeout", "parallelExecution", "maxConcurrentTests", "failFast", "retryFailed", "trials"}
 SUITE_GROUP_KEYS = {"name", "testIds", "runInSequence"}
+SETUP_KEYS = {"script", "environment", "dependencies"}
+TEARDOWN_KEYS = {"script"}
 # settings.retryFailed: a failing case without its own evaluation.retryCount runs again this often.
 RETRY_FAILED_RERUNS = 1
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
@@ -299,8 +301,8 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
     settings, trials = _settings(loader, raw_settings)
     workspace = None
     if data.get("setup") or data.get("teardown"):
-        setup = loader.mapping(data.get("setup"), ("setup",), {"script", "environment", "dependencies"})
-        teardown = loader.mapping(data.get("teardown"), ("teardown",), {"script"})
+        setup = loader.mapping(data.get("setup"), ("setup",), SETUP_KEYS)
+        teardown = loader.mapping(data.get("teardown"), ("teardown",), TEARDOWN_KEYS)
         try:
             if setup.get("dependencies"):
                 warnings.append(accepted_not_used(doc, ("setup", "dependencies"), (
