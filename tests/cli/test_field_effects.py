@@ -360,12 +360,13 @@ def test_parallel_execution_false_and_run_in_sequence_run_one_case_at_a_time(
         assert code == EXIT_OK, out
         assert models.server.max_in_flight == 1
         assert sql(db, "SELECT count(*) FROM model_outputs") == [(3,)]
-    # Without either, the same suite's calls overlap.
-    root = tmp_path / "parallel"
-    skill = make_skill(root, {"eval/tests.json": suite_json()})
-    models.server.max_in_flight = 0
-    assert run(capsys, root, skill, "--no-cache")[0] == EXIT_OK
-    assert models.server.max_in_flight > 1
+    # maxConcurrentTests caps the overlap; without any of them, the same suite's calls overlap.
+    for settings, most in (({"maxConcurrentTests": 2}, 2), ({}, 3)):
+        root = tmp_path / f"parallel-{most}"
+        skill = make_skill(root, {"eval/tests.json": suite_json(settings=settings)})
+        models.server.max_in_flight = 0
+        assert run(capsys, root, skill, "--no-cache")[0] == EXIT_OK
+        assert 1 < models.server.max_in_flight <= most
 
 
 def test_bare_dataset_validates_without_a_reference_cycle(capsys, tmp_path: Path) -> None:
@@ -375,6 +376,23 @@ def test_bare_dataset_validates_without_a_reference_cycle(capsys, tmp_path: Path
     assert main(["validate", "--as-suite", str(dataset)]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.strip() == f"ok: {dataset}: eval-yaml: 1 tests" and "cycle" not in out
+
+
+def test_eval_yaml_note_and_conversation_id_are_kept_with_the_case(capsys, models: Models,
+                                                                   tmp_path: Path) -> None:
+    suite = """\
+    tests:
+      - id: a
+        input: hi
+        note: checks the greeting
+        conversation_id: thread-7
+        assert: [{type: contains, value: hi}]
+    """
+    skill = make_skill(tmp_path, {"eval.yaml": suite})
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    (metadata,) = sql(db, "SELECT metadata FROM test_cases")[0]
+    assert json.loads(metadata) == {"note": "checks the greeting", "conversation_id": "thread-7"}
 
 
 # ---- 10. Markdown keeps the spaces around code spans ----------------------------------------------
