@@ -215,6 +215,60 @@ def test_retry_count_and_retry_failed_rerun_failing_cases(capsys, models: Models
     assert sent.count("alpha") == 3 and sent.count("beta") == 2 and sent.count("gamma") == 1
 
 
+def test_eval_yaml_settings_fail_fast_and_rerun_failed(capsys, models: Models, tmp_path: Path) -> None:
+    models.replies["one"] = ["wrong", "one"]  # passes when re-run
+    models.replies["two"] = "wrong"  # fails twice: the suite stops there
+    suite = """\
+    settings: {fail_fast: true, rerun_failed: 1, max_concurrency: 1}
+    tests:
+      - {id: a, input: one, assert: [{type: equals, value: one}]}
+      - {id: b, input: two, assert: [{type: equals, value: two}]}
+      - {id: c, input: three, assert: [{type: equals, value: three}]}
+    """
+    skill = make_skill(tmp_path, {"eval.yaml": suite})
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    assert sql(db, "SELECT test_id, attempts, status, verdict FROM model_outputs JOIN test_results "
+                   "USING (eval_date, skill_version, test_id, target, trial) ORDER BY 1") == [
+        ("a", 2, "graded", "pass"), ("b", 2, "graded", "fail"), ("c", 0, "not_run", None)]
+
+
+HARNESS_EVAL_FILE = """\
+schema_version: "1.0"
+eval_type: capability
+metadata: {id: strings, name: strings}
+config: {timeout_seconds: 7, retries: 1, parallel: false, trials: 2}
+test_cases:
+  - id: up
+    input: {type: prompt, content: shout}
+    expected_output: {type: exact, value: SHOUT}
+  - id: down
+    input: {type: prompt, content: whisper}
+    expected_output: {type: exact, value: whisper}
+"""
+
+
+def test_harness_eval_file_and_suite_config_shape_the_run(capsys, models: Models, tmp_path: Path) -> None:
+    models.server.latency_s = 0.05
+    models.replies["shout"] = ["shout", "SHOUT", "SHOUT"]  # trial 0 passes on its re-run
+    suite = """\
+    eval_suite:
+      name: configured
+      config: {max_workers: 4, parallel_execution: false, retry_failed: true, retry_count: 2}
+      evals: [{$ref: strings.yaml}]
+    """
+    skill = make_skill(tmp_path, {"eval.yaml": suite, "strings.yaml": HARNESS_EVAL_FILE})
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    # The file's trials (2 per case) and retries (1 re-run, over the suite's 2); no overlap.
+    assert sql(db, "SELECT test_id, trial, attempts, verdict FROM model_outputs JOIN test_results "
+                   "USING (eval_date, skill_version, test_id, target, trial) ORDER BY 1, 2") == [
+        ("down", 0, 1, "pass"), ("down", 1, 1, "pass"), ("up", 0, 2, "pass"), ("up", 1, 1, "pass")]
+    assert models.server.max_in_flight == 1
+    (spec,) = sql(db, "SELECT spec FROM suites")[0]
+    assert {c["id"]: c["timeout_ms"] for c in json.loads(spec)["tests"]} == {"up": 7000, "down": 7000}
+
+
 # ---- 6. a skill's judge target is not a system under test --------------------------------------
 
 
@@ -334,6 +388,7 @@ def test_requires_and_sidecar_fields_are_warned(capsys, models: Models, tmp_path
     requires: {agentv: ">=0.6"}
     evaluator: llm_judge
     dataset: greetings
+    workspace: {dependencies: [surely-not-a-real-package-4242]}
     tests:
       - id: a
         input: hi
@@ -342,7 +397,8 @@ def test_requires_and_sidecar_fields_are_warned(capsys, models: Models, tmp_path
     skill = make_skill(tmp_path, {"eval.yaml": suite})
     code, out, db = run(capsys, tmp_path, skill)
     assert code == EXIT_OK, out
-    assert [w.split(":")[1].strip() for w in warnings_of(db)] == ["requires.agentv", "evaluator", "dataset"]
+    assert [w.split(":")[1].strip() for w in warnings_of(db)] == [
+        "requires.agentv", "evaluator", "dataset", "workspace.dependencies"]
 
 
 def test_parallel_execution_false_and_run_in_sequence_run_one_case_at_a_time(
