@@ -269,6 +269,46 @@ def test_harness_eval_file_and_suite_config_shape_the_run(capsys, models: Models
     assert {c["id"]: c["timeout_ms"] for c in json.loads(spec)["tests"]} == {"up": 7000, "down": 7000}
 
 
+def test_trials_strategy_decides_the_case_verdict(capsys, models: Models, tmp_path: Path) -> None:
+    passed = {}
+    for strategy in ("pass_at_k", "all"):
+        models.replies["hi"] = ["hi", "no", "no"]  # one trial of three passes
+        suite = (f"execution: {{trials: {{count: 3, strategy: {strategy}}}}}\n"
+                 "tests:\n  - {id: a, input: hi, assert: [{type: equals, value: hi}]}\n")
+        root = tmp_path / strategy
+        skill = make_skill(root, {"eval.yaml": suite})
+        code, out, db = run(capsys, root, skill, "--no-cache")
+        assert code == EXIT_OK, out
+        passed[strategy] = sql(db, "SELECT value FROM case_metrics WHERE metric = 'case_passed'")[0][0]
+    assert passed == {"pass_at_k": 1.0, "all": 0.0}
+
+
+def test_workspace_setup_and_teardown_environment(capsys, models: Models, tmp_path: Path) -> None:
+    suite = """\
+    workspace:
+      setup: {script: [python, setup.py], environment: {GREETING: hello}}
+      teardown: {script: [python, teardown.py], environment: {FAREWELL: bye}}
+    tests:
+      - {id: a, input: hi, assert: [{type: equals, value: hello}]}
+    """
+    files = {
+        "eval.yaml": suite,
+        "targets.yaml": "targets:\n  - {name: script, type: command, command: [python, answer.py]}\n",
+        "setup.py": "import os, pathlib\npathlib.Path(os.environ['EVAL_WORKSPACE'], 'g.txt').write_text("
+                    "os.environ['GREETING'])\n",
+        "answer.py": "import os\nprint(os.environ['GREETING'])\n",
+        "teardown.py": "import os, pathlib\npathlib.Path(os.environ['EVAL_WORKSPACE'], 'done.txt').write_text("
+                       "os.environ['GREETING'] + ' ' + os.environ['FAREWELL'])\n",
+    }
+    skill = make_skill(tmp_path, files)
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    assert sql(db, "SELECT output, verdict FROM model_outputs JOIN test_results "
+                   "USING (eval_date, skill_version, test_id, target, trial)") == [("hello", "pass")]
+    (done,) = (tmp_path / ".data" / "workspaces").glob("*/fx@1.0.0/done.txt")
+    assert done.read_text() == "hello bye"
+
+
 # ---- 6. a skill's judge target is not a system under test --------------------------------------
 
 

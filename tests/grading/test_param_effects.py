@@ -126,6 +126,8 @@ def judged(server: FakeOpenAIServer, type_: str, output: str, **config: Any) -> 
 def test_judge_temperature_and_agent_judge_threshold(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.responder = lambda body: json.dumps(
         {"score": 0.7, "passed": True, "reasoning": "ok", "scores": {"listed": 0.7}})
+    judged(fake_openai, "llm_judge", "DENIED", temperature=0.4)
+    assert fake_openai.requests[-1]["temperature"] == 0.4
     judged(fake_openai, "rubrics", "DENIED", criteria=[{"id": "listed", "outcome": "names the list"}],
            temperature=0.3)
     assert fake_openai.requests[-1]["temperature"] == 0.3
@@ -165,3 +167,48 @@ def test_function_output_executor_spellings() -> None:
         g = grade("function_output", "const twice = (n) => n * 2;", function_name="twice", executor=executor,
                   test_cases=cases)
         assert g.score == 1.0 and g.details["executor"] == "javascript", g.reason
+
+
+def test_structural_allow_field_reordering_and_json_schema_allow_fence() -> None:
+    base = {"steps": [{"id": 1}, {"id": 2}], "a": 1, "b": 2}
+    moved = json.dumps({"b": 2, "a": 1, "steps": [{"id": 1}, {"id": 2}]})
+    assert grade("structural", moved, baseline=base).passed
+    strict = grade("structural", moved, baseline=base, allow_field_reordering=False)
+    assert not strict.passed and "field order changed" in strict.reason
+    fenced = '```json\n{"total": 3}\n```'
+    schema = {"type": "object", "required": ["total"]}
+    assert grade("json_schema", fenced, schema=schema, allow_fence=True).passed
+    assert not grade("json_schema", fenced, schema=schema, allow_fence=False).passed
+
+
+@pytest.mark.slow  # a sandboxed subprocess
+def test_code_judge_args_reach_the_script(tmp_path: Path) -> None:
+    (tmp_path / "argv_judge.py").write_text(dedent("""\
+        import json, sys
+        json.load(sys.stdin)
+        print(json.dumps({"score": 1.0 if sys.argv[1:] == ["--strict", "7"] else 0.0, "reasoning": str(sys.argv[1:])}))
+    """))
+    inp = GradeInput(case=case(), output="x", suite_dir=tmp_path)
+    with_args = Assertion(type="code_judge", config={"script": "argv_judge.py", "args": ["--strict", "7"]})
+    assert grade_output(with_args, inp).score == 1.0
+    assert grade_output(Assertion(type="code_judge", config={"script": "argv_judge.py"}), inp).score == 0.0
+
+
+def test_regression_alpha_and_min_effect_reach_the_policy(tmp_path: Path) -> None:
+    from eval_pipelines.analysis.metrics import TrialResult
+    from eval_pipelines.analysis.regression import RegressionPolicy, compare
+
+    def results(failing: int) -> list[TrialResult]:
+        return [TrialResult(f"t{i:03d}", "m", 0, "graded", "fail" if i < failing else "pass",
+                            0.0 if i < failing else 1.0, None, None, None, None) for i in range(400)]
+
+    regressed = {}
+    for alpha in (0.05, 0.0001):
+        suite = tmp_path / f"eval-{alpha}.yaml"
+        suite.write_text(f"regression: {{alpha: {alpha}, min_effect: 0.02}}\ntests:\n  - {{id: a, input: hi}}\n")
+        loaded, _ = load_suite(suite)
+        policy = RegressionPolicy(alpha=loaded.regression.alpha, min_effect=loaded.regression.min_effect)
+        (target,) = compare(results(12), results(0), policy).targets
+        regressed[alpha] = target.regressed
+    # 12 of 400 cases flip (p = 2^-12 = 0.00024): significant at 0.05, not at 0.0001.
+    assert regressed == {0.05: True, 0.0001: False}
