@@ -144,6 +144,13 @@ def test_every_entry_names_one_existing_test() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_a_field_added_without_evidence_is_caught(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(eval_yaml_cases, "TEST_KEYS", eval_yaml_cases.TEST_KEYS | {"brand_new_field"})
+    monkeypatch.setattr(harness_suite, "SUITE_CONFIG_KEYS", harness_suite.SUITE_CONFIG_KEYS | {"warp_speed"})
+    assert {"eval-yaml: tests[].brand_new_field", "harness: eval_suite.config.warp_speed"} <= (
+        accepted_fields() - registry().keys())
+
+
 def test_the_exported_schema_knows_every_eval_yaml_key() -> None:
     """The schema editors validate with must not reject a field the loader accepts."""
     schema = eval_suite_schema()
