@@ -104,7 +104,7 @@ tests:
     execution: {cache: false, trials: 1}
     assert: [{type: contains, value: five}]
 """
-ALT_TARGET = PROJECT_TARGETS.replace("default", "alt").replace("targets:\n", "targets:\n", 1)
+ALT_TARGET = PROJECT_TARGETS.replace("default", "alt")
 
 
 HARNESS_TRIALS = """\
