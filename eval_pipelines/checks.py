@@ -63,7 +63,7 @@ def outputs_complete(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     rows = ctx.rows("model_outputs")
     expected = {(c.id, t, k) for c in suite.tests for t in suite.targets_for(c)
-                for k in range(suite.execution.trials.count)}
+                for k in range(suite.trials_for(c))}
     found = {(r["test_id"], r["target"], int(r["trial"])) for r in rows.to_dict("records")}
     missing = sorted(expected - found)
     passed = not missing and len(rows) == len(expected)

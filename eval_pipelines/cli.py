@@ -203,8 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
     ctx.memo["loaded"] = loaded
     failed: list[str] = []
+    written: list[str] = []
     with _progress(loaded.suite, ctx.options):
         for stage, result in run_stages(ctx):
+            written += [str(v) for k, v in result.metadata.items() if k.startswith("report_") and k != "report_summary"]
             stop = False
             for check in checks_for(stage.name):
                 outcome = check.evaluate(ctx)
@@ -217,9 +219,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print("a blocking gate failed: the stages after it did not run")
                 break
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
-    reports = ctx.report_root / partition.eval_date
-    if reports.is_dir():
-        print(f"Reports: {reports}")
+    if written:  # where they went: reports/<date>, or the suite's reporting.output_dir
+        print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -303,7 +304,7 @@ class _StderrWarnings(logging.Handler):
 @contextmanager
 def _progress(suite, options):  # noqa: ANN001, ANN202
     """A progress bar over the model phase on a terminal (rich); nothing otherwise."""
-    total = sum(len(suite.targets_for(c)) for c in suite.tests) * suite.execution.trials.count
+    total = sum(len(suite.targets_for(c)) * suite.trials_for(c) for c in suite.tests)
     if not sys.stderr.isatty() or total < 20:
         yield
         return

@@ -25,7 +25,7 @@ import pandas as pd
 
 from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare
-from eval_pipelines.grading.dispatch import grade_frame
+from eval_pipelines.grading.dispatch import agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.project import ProjectPaths, find_package_source
 from eval_pipelines.reports.files import write_partition_reports
@@ -184,6 +184,7 @@ def call_targets(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
     names = sorted({n for t in stored.targets.values() if isinstance(t, OpenAITargetConfig)
                     for n in (t.api_key_env, t.base_url_env)})
+    passes = _early_verdict(ctx, stored)
     ctx.release()  # no DuckDB connection is held while models answer
     cache = ResponseCache(ctx.paths.db_path) if ctx.options.use_cache else None
     # The cache writes in short batches that never wait on the lock: other runs
@@ -191,7 +192,8 @@ def call_targets(ctx: StageContext) -> StageResult:
     outputs = asyncio.run(run_model_phase(
         stored.suite, stored.targets, stored.package_root, ctx.env(names),
         concurrency=ctx.options.concurrency, cache=cache,
-        workspace_dir=ctx.paths.workspace_dir(ctx.partition), on_output=ctx.options.on_output))
+        workspace_dir=ctx.paths.workspace_dir(ctx.partition), on_output=ctx.options.on_output,
+        passes=passes))
     ctx.memo["outputs"] = outputs
     errors = sum(o.error is not None for o in outputs)
     if errors:
@@ -199,6 +201,29 @@ def call_targets(ctx: StageContext) -> StageResult:
     frame = tables.encode_outputs(outputs, ctx.partition, ctx.run_id, stored.suite.name)
     return StageResult(_write(ctx, "model_outputs", frame),
                        {"errors": errors, "cached": sum(o.cached for o in outputs)})
+
+
+def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[ModelOutput], Any] | None:
+    """Grade one output during the model phase, when the suite must know at once whether a
+    case passed: failFast (000 `settings.failFast`) stops after the first failing case, and a
+    failing case is re-run (000 `retryCount`/`retryFailed`, 003 `retry_failed`). The grades
+    stage grades the stored outputs again; this only decides what to run."""
+    suite = stored.suite
+    if not (suite.settings.fail_fast or any(suite.reruns_for(c) for c in suite.tests)):
+        return None
+    _, context = grading_context(ctx.connection(), ctx.partition, suite.baseline)
+    suite_dir = Path(suite.source_file).parent
+
+    async def passes(output: ModelOutput) -> bool:
+        judge = _judge(ctx, stored)  # its client belongs to this event loop: closed after use
+        try:
+            ((_, grades),) = await agrade_outputs(suite, [output], suite_dir, judge, context)
+        finally:
+            if judge is not None and hasattr(judge, "aclose"):
+                await judge.aclose()
+        return score_case(grades, output_error(output)).verdict == "pass"
+
+    return passes
 
 
 def grade(ctx: StageContext) -> StageResult:
@@ -281,8 +306,20 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
         "regressed": any(v["regressed"] for v in summary.values())})
 
 
+def report_dir(ctx: StageContext) -> Path:
+    """Where the partition's reports go: the run's option, else the suite's
+    ``reporting.output_dir`` (seed 003; relative to the project root, checked when the
+    suite loaded), else ``reports/<eval date>``."""
+    if ctx.options.report_dir is not None:
+        return ctx.options.report_dir
+    reporting = ctx.suite().suite.reporting
+    if reporting is not None and reporting.output_dir:
+        return ctx.report_root.parent / reporting.output_dir
+    return ctx.report_root / ctx.partition.eval_date
+
+
 def write_reports(ctx: StageContext) -> StageResult:
-    out_dir = ctx.options.report_dir or ctx.report_root / ctx.partition.eval_date
+    out_dir = report_dir(ctx)
     written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir)
     meta: dict[str, Any] = {f"report_{fmt}": FilePath(str(path)) for fmt, path in written.items()}
     meta["report_summary"] = Markdown(summary)
@@ -311,7 +348,7 @@ STAGES: tuple[Stage, ...] = (
           ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
     Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                          "compared with the baseline version; files under reports/<date>/.",
-          (), frozenset({"json", "markdown", "html"}), write_reports, ()),
+          (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

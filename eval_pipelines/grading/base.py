@@ -145,6 +145,9 @@ class Grader(Generic[P]):
     family: ClassVar[GraderFamily | None] = None  # None: "model" when needs_judge, else "code"
     group: ClassVar[str] = "other"  # the section of docs/assertions.md it is described in
     score_range: ClassVar[str] = "0..1"  # "0 or 1" for pass/fail graders
+    # Parameters a suite may write that this grader cannot apply here: name -> why.
+    # The loader stores "accepted, not used" warnings for them (suites.warnings, reports).
+    unused_params: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def grader_family(cls) -> GraderFamily:

@@ -10,7 +10,8 @@
 Statuses stay apart from verdicts: a case whose output is an error, or whose
 grader errored, is ``error`` (score 0, verdict fail, never a pass); a case with
 nothing to evaluate is ``not_evaluated`` (no score, no verdict, counted in
-neither pass nor fail).
+neither pass nor fail); a case the run never called (failFast, cost limit) is
+``not_run``, counted in neither either.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
 
 BORDERLINE_THRESHOLD = 0.6
 
-CaseStatus = Literal["graded", "not_evaluated", "error", "pending_human"]
+CaseStatus = Literal["graded", "not_evaluated", "error", "pending_human", "not_run"]
+# The model phase's error text for a call it never made (failFast stopped the suite,
+# trials.cost_limit_usd was reached): such a case did not fail, it was not run.
+NOT_RUN_PREFIX = "not run: "
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ def output_error(output: ModelOutput) -> str | None:
 
 
 def score_case(grades: Sequence[Grade], output_error: str | None = None) -> CaseScore:
+    if output_error is not None and output_error.startswith(NOT_RUN_PREFIX):
+        return CaseScore(None, None, "not_run", output_error)
     if output_error is not None:
         return CaseScore(0.0, "fail", "error", f"no output: {output_error}")
     if not grades:

@@ -41,20 +41,28 @@ def _default_db(root: str, db: str | None) -> str:
     return str(Path(root).resolve() / ".data" / "eval_pipelines.duckdb")
 
 
+def _output_dir(data: Any) -> str | None:
+    """The suite's ``reporting.output_dir`` (seed 003), relative to the project root."""
+    reporting = data.run.reporting if isinstance(data.run.reporting, dict) else {}
+    return reporting.get("output_dir") or None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     # Imported here: the report machinery (DuckDB, the grader registry) is not
     # needed to build the command line's parser, which every command does.
     from eval_pipelines.reports.data import ReportError, load_report
-    from eval_pipelines.reports.files import FORMAT_ALIASES, renderer, report_filename, write_report
+    from eval_pipelines.reports.files import FORMAT_ALIASES, _formats_for, renderer, report_filename, write_report
 
     root = getattr(args, "root", None) or os.environ.get("EVAL_PIPELINES_HOME", ".")
     db_path = _default_db(root, args.db)
-    formats = ["json", "md", "html"] if args.format == "all" else [FORMAT_ALIASES[args.format]]
     try:
         data = load_report(db_path, args.skill, version=args.version, eval_date=args.date, against=args.against)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    # Without --format, the suite's reporting.format (seed 003) decides, else all three.
+    formats = (_formats_for(data, None) if args.format is None
+               else ["json", "md", "html"] if args.format == "all" else [FORMAT_ALIASES[args.format]])
     if args.out == "-":
         if len(formats) > 1:
             print("error: --out - (standard output) needs a single --format", file=sys.stderr)
@@ -68,7 +76,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             if out.is_dir():
                 out = out / report_filename(data, fmt, explicit)
         else:
-            folder = Path(args.out) if args.out else Path(root) / "reports"
+            folder = Path(args.out) if args.out else Path(root) / (_output_dir(data) or "reports")
             out = folder / report_filename(data, fmt, explicit)
         try:
             write_report(data, fmt, out)
@@ -91,8 +99,8 @@ def add_report_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
                    help="version to compare with (default: the suite's pinned baseline, else the previous "
                         f"version with results; `{NO_BASELINE}`: no comparison; the same version: its "
                         "previous evaluation date)")
-    p.add_argument("--format", choices=["json", "md", "markdown", "html", "all"], default="all",
-                   help="report format (default: all three)")
+    p.add_argument("--format", choices=["json", "md", "markdown", "html", "all"], default=None,
+                   help="report format (default: the suite's reporting.format, else all three)")
     p.add_argument("--out", help="file to write (`-` for standard output; a folder with --format all); "
                                  "default reports/<skill>-<version>.<ext> (-vs-<baseline> added with --against)")
     p.add_argument("--date", help="evaluation date YYYY-MM-DD (default: the version's latest)")

@@ -25,7 +25,7 @@ from eval_pipelines.reports.html_charts import chart_section
 from eval_pipelines.reports.html_format import e
 from eval_pipelines.reports.html_results import results_section
 from eval_pipelines.reports.html_summary import cards_section, metrics_section, recommendations_section
-from eval_pipelines.reports.json_report import timestamp
+from eval_pipelines.reports.json_report import include_details, timestamp
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -49,13 +49,15 @@ def render_html(data: ReportData) -> str:
     if data.baseline is not None:
         meta.append(f"Compared with <b>{e(data.baseline.skill_version)}</b> (evaluation date "
                     f"{e(data.baseline.eval_date)}, run <code>{e(data.baseline.run_id or 'unknown')}</code>)")
+    # The suite's load warnings: fields it holds that shaped nothing in this run.
+    meta += [f'<span class="warning">warning: {e(w)}</span>' for w in run.warnings]
     body = "".join([
         f"<header><h1>{e(title)}</h1>" + "".join(f'<p class="meta">{m}</p>' for m in meta) + "</header>",
         cards_section(data),
         metrics_section(data),
         chart_section(data),
         regressions_section(data),
-        results_section(data),
+        results_section(data) if include_details(data) else "",
         recommendations_section(data),
         '<footer>Written by eval-pipelines from the DuckDB results store. This page is self-contained: '
         "no external assets.</footer>",

@@ -233,7 +233,7 @@ def failures(data: ReportData) -> list[dict[str, Any]]:
                                    "status": case.baseline.status, "score": case.baseline.score,
                                    "output": case.baseline.output}
         out.append({"eval_id": case.test_id, "name": case.name or case.test_id,
-                    "reason": failure_reason(case), "details": details})
+                    "reason": failure_reason(case), "details": details if include_details(data) else {}})
     return out
 
 
@@ -396,6 +396,7 @@ def build_report(data: ReportData) -> dict[str, Any]:
             "n_tests": run.n_tests,
             "thresholds": run.thresholds,
             "environment": run.environment,
+            "warnings": list(run.warnings),
         },
         "summary": summary(data),
         "metrics": metrics,
@@ -404,7 +405,7 @@ def build_report(data: ReportData) -> dict[str, Any]:
         "failures": failures(data),
         "recommendations": recommendations(data),
         "comparison": comparison(data),
-        "results": [
+        "results": [] if not include_details(data) else [
             {"eval_id": c.test_id, "name": c.name, "category": c.category, "target": c.target,
              "trial": c.trial, "verdict": c.verdict, "status": c.status, "score": c.score,
              "reason": c.reason, "latency_ms": c.latency_ms, "change": c.change}
@@ -414,6 +415,12 @@ def build_report(data: ReportData) -> dict[str, Any]:
                     "by_date": _history_json(data.date_history)},
     }
     return {"eval_report": report}
+
+
+def include_details(data: ReportData) -> bool:
+    """Seed 003 ``reporting.include_details``: false leaves the per-case results out of every report."""
+    reporting = data.run.reporting if isinstance(data.run.reporting, dict) else {}
+    return reporting.get("include_details", True) is not False
 
 
 def render_json(data: ReportData) -> str:

@@ -26,6 +26,7 @@ from eval_pipelines.reports.json_report import (
     expected_text,
     failure_reason,
     format_value,
+    include_details,
     metric_table,
     recommendations,
     short,
@@ -42,10 +43,18 @@ def cell(text: object) -> str:
     return value
 
 
+def _escaped_keeping_edges(text: str) -> str:
+    """``cell(text)`` with the spaces at its ends kept: they separate it from the code spans around it."""
+    lead = " " if text[:1].isspace() else ""
+    trail = " " if text[-1:].isspace() and text.strip() else ""
+    return lead + cell(text) + trail
+
+
 def inline(text: str) -> str:
     """Markdown-escape ``text`` except inside its `code spans` (recommendations use them)."""
     parts = re.split(r"(`[^`]*`)", short(text, 1000))
-    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else cell(p) for p in parts)
+    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1 else _escaped_keeping_edges(p)
+                   for p in parts)
 
 
 def code(text: object, limit: int = 200) -> str:
@@ -58,7 +67,8 @@ def code(text: object, limit: int = 200) -> str:
 
 def _status_word(case: CaseResult) -> str:
     return {"fail": "FAILED", "borderline": "BORDERLINE", "error": "ERROR",
-            "not_evaluated": "NOT EVALUATED", "pending_human": "PENDING HUMAN REVIEW"}.get(case.outcome, "")
+            "not_evaluated": "NOT EVALUATED", "pending_human": "PENDING HUMAN REVIEW",
+            "not_run": "NOT RUN"}.get(case.outcome, "")
 
 
 def _header(data: ReportData) -> list[str]:
@@ -82,7 +92,15 @@ def _header(data: ReportData) -> list[str]:
     if data.baseline is not None:
         lines.append(f"- Compared with: {code(data.baseline.skill_version)} "
                      f"(evaluation date {data.baseline.eval_date})")
+    lines += _warnings(data)
     return lines
+
+
+def _warnings(data: ReportData) -> list[str]:
+    """The suite's load warnings ("accepted, not used: ..."): fields that shaped nothing."""
+    if not data.run.warnings:
+        return []
+    return ["", "### Suite warnings", ""] + [f"- {cell(w)}" for w in data.run.warnings]
 
 
 def _metric_table(data: ReportData) -> list[str]:
@@ -185,7 +203,8 @@ def _recommendations(data: ReportData) -> list[str]:
 def render_markdown(data: ReportData) -> str:
     lines = _header(data)
     lines += ["", "### Eval Results", ""] + _metric_table(data) + ["", _counts_line(data)]
-    lines += _checklist(data)
+    if include_details(data):
+        lines += _checklist(data)
     lines += _changes(data)
     lines += _recommendations(data)
     return "\n".join(lines).rstrip() + "\n"
@@ -196,7 +215,7 @@ def render_markdown_summary(data: ReportData) -> str:
     run = data.run
     lines = [f"**{cell(run.skill_version)}** on {run.eval_date}"
              + (f", compared with {cell(data.baseline.skill_version)}" if data.baseline else ""), ""]
-    lines += _metric_table(data) + ["", _counts_line(data)]
+    lines += _metric_table(data) + ["", _counts_line(data)] + _warnings(data)
     if data.baseline is not None:
         regressed = data.changed("regressed")
         fixed = data.changed("fixed")

@@ -132,6 +132,8 @@ class RunInfo:
     trials: int | None
     n_tests: int | None
     reporting: dict[str, Any] | None = None
+    # The suite's load warnings (suites.warnings), e.g. "accepted, not used: FIELD: reason".
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,7 @@ def load_run_info(con, skill: str, version: str, eval_date: str) -> RunInfo:  # 
         timestamp=loaded_at or last_output, duration_seconds=duration, duration_basis=basis,
         environment=environment, thresholds=thresholds, trials=as_int(suite.get("trials")),
         n_tests=as_int(suite.get("n_tests")), reporting=spec.get("reporting") if isinstance(spec, dict) else None,
+        warnings=[str(w) for w in from_json(suite.get("warnings"), []) or []],
     )
 
 

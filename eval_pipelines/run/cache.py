@@ -48,6 +48,7 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
         "messages": [_plain(m) for m in request.messages],
         "tools": [_plain(t) for t in getattr(request, "tools", None) or []],
         "max_steps": getattr(request, "max_steps", None),
+        "response_schema": getattr(request, "response_schema", None),
         "trial": request.trial,
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
@@ -132,6 +133,11 @@ class CachedTarget:
 
     def key(self, request: TargetRequest) -> str:
         return request_hash(self._config, self._base_url, request)
+
+    @property
+    def uncached(self) -> Any:
+        """The wrapped target: calls that must reach the model (per-test `cache: false`, re-runs)."""
+        return self._target
 
     async def generate(self, request: TargetRequest) -> ModelOutput:
         key = self.key(request)

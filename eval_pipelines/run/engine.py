@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
 from eval_pipelines.spec.models import Suite, TestCase
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
@@ -60,7 +60,21 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         # merging again is a no-op there and covers suites built in code.
         tools=merge_tools(suite.tools, case.tools),
         max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
+        response_schema=suite.response_schema,
     )
+
+
+# Grades one output as the pipeline will (True: the case passed). Given by the stage
+# that runs the model phase when the suite needs a verdict early: failFast stops after
+# the first failing case, and a failing case is re-run up to its retries.
+Verdict = Callable[[ModelOutput], Awaitable[bool]]
+
+NOT_RUN_FAIL_FAST = "not run: failFast stopped the suite after an earlier failure"
+
+
+def _uncached(target: Target) -> Target:
+    """The target itself, around the response cache (per-test `cache: false`, re-runs)."""
+    return getattr(target, "uncached", target)
 
 
 async def collect_outputs(
@@ -69,8 +83,11 @@ async def collect_outputs(
     *,
     concurrency: int | None = None,
     on_output: Callable[[ModelOutput], None] | None = None,
+    passes: Verdict | None = None,
 ) -> list[ModelOutput]:
-    """One output (or error) for every case x target x trial; never fewer."""
+    """One output (or error) for every case x target x trial; never fewer.
+
+    Without ``passes`` a case counts as failed only when its output is an error."""
     sizes = {name: max(1, concurrency or suite.settings.max_concurrency or target.concurrency)
              for name, target in targets.items()}
     limits = {name: asyncio.Semaphore(size) for name, size in sizes.items()}
@@ -78,25 +95,41 @@ async def collect_outputs(
     cost_limit = suite.execution.trials.cost_limit_usd
     spent = 0.0
 
+    async def passed(result: ModelOutput) -> bool:
+        if result.error is not None:
+            return False
+        return True if passes is None else await passes(result)
+
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
         nonlocal spent
+        target = targets[target_name]
+        if case.cache is False:
+            target = _uncached(target)
         async with limits[target_name]:
             if stop.is_set():
-                return ModelOutput(case.id, target_name, trial, None,
-                                   error="not run: failFast stopped the suite after an earlier failure",
-                                   attempts=0)
+                return ModelOutput(case.id, target_name, trial, None, error=NOT_RUN_FAIL_FAST, attempts=0)
             if cost_limit is not None and spent >= cost_limit:
                 return ModelOutput(case.id, target_name, trial, None, attempts=0,
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
-            try:
-                result = await targets[target_name].generate(_request(suite, case, trial))
-            except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
-                result = ModelOutput(case.id, target_name, trial, None,
-                                     error=f"target failed: {type(exc).__name__}: {exc}")
+            request = _request(suite, case, trial)
+            result = await _generate(target, request, case, target_name, trial)
+            reruns = suite.reruns_for(case)
+            ok = await passed(result) if (reruns or suite.settings.fail_fast) else True
+            for _ in range(reruns if not ok else 0):
+                # A failing case runs again, past the cache (it would give the same answer);
+                # the last attempt is stored, `attempts` counts the calls of all of them.
+                if not result.cached:
+                    spent += result.cost_usd or 0.0
+                again = await _generate(_uncached(target), request, case, target_name, trial)
+                again.attempts += result.attempts
+                result = again
+                ok = await passed(result)
+                if ok:
+                    break
         if not result.cached:
             spent += result.cost_usd or 0.0
-        if result.error and suite.settings.fail_fast:
+        if not ok and suite.settings.fail_fast:
             stop.set()
         if on_output:
             on_output(result)
@@ -106,7 +139,7 @@ async def collect_outputs(
         (case, target_name, trial)
         for case in suite.tests
         for target_name in suite.targets_for(case)
-        for trial in range(suite.execution.trials.count)
+        for trial in range(suite.trials_for(case))
     ]
     # A fixed pool of workers, not one task per job: 100,000 pending tasks held
     # about half a gigabyte; the pool keeps only as many as can run at once.
@@ -122,10 +155,21 @@ async def collect_outputs(
     return [r for r in results if r is not None]
 
 
+async def _generate(target: Target, request: TargetRequest, case: TestCase, target_name: str,
+                    trial: int) -> ModelOutput:
+    try:
+        return await target.generate(request)
+    except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
+        return ModelOutput(case.id, target_name, trial, None, error=f"target failed: {type(exc).__name__}: {exc}")
+
+
 def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:
-    """The suite's retry setting (000 ``retryFailed``, 003 ``retry_count``) wins over the target's."""
+    """The suite's retry setting wins over the target's, and its ``model`` (seed 002's
+    prompt ``model``) over an OpenAI-compatible target's model."""
     if isinstance(config, OpenAITargetConfig) and suite.settings.retry_count is not None:
-        return config.model_copy(update={"max_retries": suite.settings.retry_count})
+        config = config.model_copy(update={"max_retries": suite.settings.retry_count})
+    if isinstance(config, OpenAITargetConfig) and suite.model:
+        config = config.model_copy(update={"model": suite.model})
     return config
 
 
@@ -139,6 +183,7 @@ async def run_model_phase(
     cache: "ResponseCache | None" = None,
     workspace_dir: Path | None = None,
     on_output: Callable[[ModelOutput], None] | None = None,
+    passes: Verdict | None = None,
 ) -> list[ModelOutput]:
     """Prepare the workspace, build the targets (cached where allowed), collect
     every output, then tear down and close the clients.
@@ -157,7 +202,7 @@ async def run_model_phase(
         except ws.WorkspaceError as exc:
             return [ModelOutput(case.id, name, trial, None, error=f"workspace {exc}", attempts=0)
                     for case in suite.tests for name in suite.targets_for(case)
-                    for trial in range(suite.execution.trials.count)]
+                    for trial in range(suite.trials_for(case))]
     targets: dict[str, Target] = {}
     try:
         for name in names:
@@ -169,11 +214,11 @@ async def run_model_phase(
             targets[name] = target
         if cache is not None:
             keys = [t.key(_request(suite, case, trial))
-                    for case in suite.tests for n in suite.targets_for(case)
+                    for case in suite.tests if case.cache is not False for n in suite.targets_for(case)
                     if isinstance(t := targets[n], CachedTarget)
-                    for trial in range(suite.execution.trials.count)]
+                    for trial in range(suite.trials_for(case))]
             await asyncio.to_thread(cache.preload, keys)
-        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output)
+        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output, passes=passes)
     finally:
         for target in targets.values():
             await target.aclose()

@@ -97,8 +97,9 @@ def teardown(suite: Suite, package_root: Path, workspace: Workspace) -> str | No
     if not spec or not spec.teardown:
         return None
     try:
-        run_script("teardown", spec.teardown, workspace.path, scrubbed_environment() | workspace.environment,
-                   package_root)
+        # The run's variables (setup.environment), then the teardown's own.
+        env = scrubbed_environment() | workspace.environment | dict(spec.teardown.environment)
+        run_script("teardown", spec.teardown, workspace.path, env, package_root)
     except WorkspaceError as exc:
         return str(exc)
     return None

@@ -111,3 +111,17 @@ def pydantic_errors(
             message = err["msg"].removeprefix("Value error, ")
             out.append(SpecError(str(doc.file), path, message, doc.line_of(path)))
     return out
+
+
+UNUSED_PREFIX = "accepted, not used: "
+
+
+def accepted_not_used(doc: Located, path: Sequence[str | int], reason: str) -> str:
+    """The stored warning for a field that loads but has no effect here.
+
+    ``accepted, not used: FIELD: reason (file:line)``: it lands in ``suites.warnings``
+    and in every report, so nobody reads a number believing the field shaped it.
+    """
+    line = doc.line_of(tuple(path))
+    where = str(doc.file) + (f":{line}" if line else "")
+    return f"{UNUSED_PREFIX}{format_path(tuple(path))}: {reason} ({where})"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
@@ -34,7 +35,38 @@ def detect_format(doc: Document) -> str:
 
 def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, list[str]]:
     """Parse and validate one suite file; raises :class:`SpecErrors` listing every problem."""
-    policy = policy or PathPolicy()
+    suite, warnings = _load_suite(file, policy or PathPolicy())
+    return suite, warnings + unused_assertion_params(suite)
+
+
+def unused_assertion_params(suite: Suite) -> list[str]:
+    """One "accepted, not used" warning per assertion parameter a grader cannot apply
+    (``Grader.unused_params``), naming how many tests set it and the first of them."""
+    from eval_pipelines.grading.registry import get_grader
+
+    found: dict[tuple[str, str], list[str]] = {}
+
+    def visit(kind: str, config: dict[str, Any], test_id: str) -> None:
+        grader = get_grader(kind)
+        for name in getattr(grader, "unused_params", {}):
+            if name in config:
+                found.setdefault((grader.type, name), []).append(test_id)
+        for nested in config.get("assert") or []:  # composite: nested assertions as raw mappings
+            if isinstance(nested, dict) and isinstance(nested.get("type"), str):
+                visit(nested["type"], nested, test_id)
+
+    for case in suite.tests:
+        for assertion in case.assertions:
+            visit(assertion.type, assertion.config, case.id)
+    out = []
+    for (kind, name), tests in found.items():
+        reason = get_grader(kind).unused_params[name]
+        out.append(f"{UNUSED_PREFIX}assert {kind}.{name}: {reason} ({len(tests)} test(s), first "
+                   f"{tests[0]!r}; {suite.source_file})")
+    return out
+
+
+def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
     if file.suffix.lower() == ".jsonl" or file.suffix.lower() == ".csv":
         # Sidecar convention: a dataset run on its own, with an optional YAML beside it.
         sidecar = next((file.with_suffix(s) for s in (".yaml", ".yml") if file.with_suffix(s).is_file()), None)
@@ -82,13 +114,19 @@ def load_skill(
     if suite.version is None:
         suite.version = package.version
     targets = dict(project_targets or {})
+    # The package's own targets, by name: also when the project's targets file is this very
+    # file (`eval-pipelines run .` inside a skill folder), they are still the skill's own.
+    own: list[str] = []
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
+                own.append(config.name)
     if not suite.execution.targets:
-        own = [n for n in targets if n not in (project_targets or {})]
-        suite.execution.targets = own or (["default"] if "default" in targets else [])
+        # The judge grades; it is never also a system under test (calls doubled, rates distorted).
+        judge_names = {suite.judge or "judge"}
+        systems = [n for n in dict.fromkeys(own) if n not in judge_names]
+        suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
     if suite.judge is None:
         suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
     elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
@@ -103,4 +141,17 @@ def load_skill(
             expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
             else "a targets.yaml defining at least one target",
         )
+    warnings += _unused_by_targets(suite, targets)
     return LoadedSkill(package, suite, targets, warnings)
+
+
+def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
+    """Seed 002 ``model`` and ``expectedSchema`` reach OpenAI-compatible targets only."""
+    systems = {n for case in suite.tests for n in suite.targets_for(case)}
+    other = sorted(n for n in systems if not isinstance(targets.get(n), OpenAITargetConfig))
+    if not other:
+        return []
+    where = f"({suite.source_file})"
+    fields = [("model", suite.model), ("expectedSchema", suite.response_schema)]
+    return [f"{UNUSED_PREFIX}{name}: target(s) {', '.join(other)} are not OpenAI-compatible and cannot "
+            f"take it {where}" for name, value in fields if value]

@@ -165,6 +165,9 @@ class Settings(Model):
     fail_fast: bool = False
     # None: each target's own `max_retries` applies.
     retry_count: int | None = Field(default=None, ge=0, le=20)
+    # Re-runs of a failing case (000 `retryFailed`, 003 `retry_failed` + `retry_count`); a
+    # case's own `retries` wins. The stored output is the last attempt.
+    rerun_failed: int = Field(default=0, ge=0, le=20)
 
 
 class WorkspaceScript(Model):
@@ -213,6 +216,11 @@ class TestCase(Model):
     assertions: list[Assertion] = Field(default_factory=list)
     targets: list[str] | None = None  # per-test override of the suite's targets
     timeout_ms: int | None = None
+    # Per-test overrides (001 `execution.trials` / `execution.cache`; 000 `evaluation.retryCount`,
+    # 003 `metadata.retries`): None means the suite's setting.
+    trials: int | None = Field(default=None, ge=1, le=1000)
+    cache: bool | None = None
+    retries: int | None = Field(default=None, ge=0, le=20)
     # Tools offered to the model (the loader merges in the suite's); see ToolSpec.
     tools: list[ToolSpec] = Field(default_factory=list)
     # Model calls allowed in the tool-calling loop (None: the suite's, else 8).
@@ -247,6 +255,10 @@ class Suite(Model):
     source_file: str
     profile: str | None = None
     system_prompt: str | None = None
+    # Seed 002 prompt `model` (runs the suite's OpenAI-compatible targets with it) and
+    # `expectedSchema` (sent to them as structured-output `response_format`).
+    model: str | None = None
+    response_schema: dict[str, Any] | None = None
     execution: Execution = Field(default_factory=Execution)
     settings: Settings = Field(default_factory=Settings)
     # Target that grades model-graded assertions: suite `judge:`, else a target
@@ -273,3 +285,9 @@ class Suite(Model):
 
     def targets_for(self, case: TestCase) -> list[str]:
         return case.targets if case.targets is not None else self.execution.targets
+
+    def trials_for(self, case: TestCase) -> int:
+        return case.trials if case.trials is not None else self.execution.trials.count
+
+    def reruns_for(self, case: TestCase) -> int:
+        return case.retries if case.retries is not None else self.settings.rerun_failed

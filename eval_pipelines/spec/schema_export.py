@@ -101,10 +101,29 @@ def eval_suite_schema() -> dict[str, Any]:
             "target": {"type": "string"},
             "conversation_id": {"type": "string"},
             "note": {"type": "string"},
+            "tools": {"type": "array", "items": {"$ref": "#/$defs/tool"}},
+            "max_steps": {"type": "integer", "minimum": 1},
         },
     }
     defs["test"] = test
+    defs["tool"] = {
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+            "description": {"type": "string"},
+            "parameters": {"type": "object", "description": "JSON Schema of the arguments (type: object)"},
+            "result": {"description": "canned result for every call"},
+            "results": {"type": "array", "items": {
+                "type": "object", "required": ["result"], "additionalProperties": False,
+                "properties": {"when": {"type": "object"}, "result": {}}}},
+        },
+    }
     script = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+    step = {"type": "object", "additionalProperties": False,
+            "properties": {"script": script, "timeout_ms": {"type": "integer", "minimum": 1},
+                           "environment": {"type": "object", "additionalProperties": {"type": "string"}}}}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://eval-pipelines.dev/schemas/eval-suite.schema.json",
@@ -128,15 +147,32 @@ def eval_suite_schema() -> dict[str, Any]:
             "execution": execution,
             "workspace": {
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {
                     "template": {"type": "string"},
-                    "setup": {"type": "object", "properties": {"script": script, "timeout_ms": {"type": "integer"}}},
-                    "teardown": {"type": "object", "properties": {"script": script, "timeout_ms": {"type": "integer"}}},
+                    "setup": step,
+                    "teardown": step,
+                    "dependencies": {"type": "array", "items": {"type": "string"},
+                                     "description": "accepted, not installed (a stored warning says so)"},
                 },
             },
             "assert": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
             "thresholds": {"type": "object", "additionalProperties": {"type": "number"}},
-            "settings": {"type": "object"},
+            "settings": {"type": "object", "additionalProperties": False, "properties": {
+                "timeout_ms": {"type": "integer", "minimum": 1},
+                "max_concurrency": {"type": "integer", "minimum": 1},
+                "fail_fast": {"type": "boolean", "description": "stop after the first failing case"},
+                "retry_count": {"type": "integer", "minimum": 0, "description": "HTTP retries of each call"},
+                "rerun_failed": {"type": "integer", "minimum": 0, "description": "re-runs of a failing case"},
+            }},
+            "baseline": {"type": "string", "description": "version to compare with (1.2.0 or name@1.2.0)"},
+            "regression": {"type": "object", "additionalProperties": False, "properties": {
+                "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "min_effect": {"type": "number", "minimum": 0, "maximum": 1},
+            }},
+            "blocking": {"type": "boolean", "description": "a missed gate stops the downstream stages"},
+            "tools": {"type": "array", "items": {"$ref": "#/$defs/tool"}},
+            "max_steps": {"type": "integer", "minimum": 1},
             "tests": {"anyOf": [
                 {"type": "string", "description": "path to a .jsonl, .csv or .yaml dataset"},
                 {"type": "array", "items": {"anyOf": [
@@ -144,8 +180,8 @@ def eval_suite_schema() -> dict[str, Any]:
                     {"type": "string", "pattern": "^file://", "description": "file:// reference (globs allowed)"},
                 ]}},
             ]},
-            "evaluator": {},
-            "dataset": {},
+            "evaluator": {"description": "accepted, not used (a stored warning says so)"},
+            "dataset": {"description": "accepted, not used (a stored warning says so)"},
         },
         "$defs": defs,
     }

@@ -54,8 +54,16 @@ def test_second_version_is_compared_with_the_first(tmp_path: Path) -> None:
     with connect(db) as con:
         grades = {(v, t): (s, r) for v, t, s, r in con.execute(
             "SELECT version, assertion_type, status, reason FROM grades").fetchall()}
-    # The first version has nothing to compare with: an error grade that says so.
-    assert grades[("1.0.0", "structural")][0] == "error" and "no baseline" in grades[("1.0.0", "structural")][1]
+    # The first version has nothing to compare with: not evaluated (no baseline yet), which
+    # counts neither as a pass nor as a failure or an error of that version.
+    for kind in ("structural", "numeric"):
+        assert grades[("1.0.0", kind)][0] == "not_evaluated" and "no baseline yet" in grades[("1.0.0", kind)][1]
+    with connect(db) as con:
+        first = con.execute("SELECT status, verdict FROM test_results WHERE version = '1.0.0'").fetchall()
+        first_metrics = dict(con.execute("SELECT metric, value FROM metrics WHERE version = '1.0.0' "
+                                          "AND target = '*'").fetchall())
+    assert first == [("not_evaluated", None)]
+    assert first_metrics["errors"] == 0 and first_metrics["not_evaluated"] == 1 and "pass_rate" not in first_metrics
     # 1.1.0 keeps the structure (count and score values may change) but its score dropped by 0.4.
     assert grades[("1.1.0", "structural")][0] == "graded"
     assert "structure matches" in grades[("1.1.0", "structural")][1]

@@ -173,11 +173,13 @@ def test_structural_reports_missing_required_keys_and_changed_values() -> None:
     assert any("meta.page: 2 != baseline 1" in d for d in g.details["differences"])
 
 
-def test_structural_uses_the_stored_baseline_output_or_errors() -> None:
+def test_structural_uses_the_stored_baseline_output_or_is_not_evaluated() -> None:
     g = GradeInput(case=case(), output='{"a": 1}', baseline_output='{"a": 1}')
     assert grade_output(Assertion(type="structural"), g).passed
-    missing = grade_output(Assertion(type="structural"), GradeInput(case=case(), output='{"a": 1}'))
-    assert missing.status == "error" and "no baseline" in missing.reason
+    # A first version has no baseline yet: not evaluated (neither pass nor fail), not an error.
+    for kind in ("structural", "numeric"):
+        missing = grade_output(Assertion(type=kind), GradeInput(case=case(), output='{"a": 1}'))
+        assert missing.status == "not_evaluated" and "no baseline yet" in missing.reason
 
 
 def test_numeric_tolerance_per_field() -> None:

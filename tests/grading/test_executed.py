@@ -307,14 +307,41 @@ def test_sandbox_false_is_rejected_at_validation() -> None:
     assert "untrusted code never runs in-process" in result.reason
 
 
+@pytest.mark.skipif(shutil.which("node") is None,
+                    reason="`node` is not on PATH, so JavaScript function_output cannot run")
+def test_function_output_runs_javascript_with_node() -> None:
+    config = {"function_name": "factorial", "executor": "javascript", "test_cases": FACTORIAL_CASES}
+    declared = "```javascript\nfunction factorial(n) { return n <= 1 ? 1 : n * factorial(n - 1); }\n```"
+    result = grade("function_output", config, declared)
+    assert result.status == "graded" and result.score == 1.0, result.reason
+    assert result.details["executor"] == "javascript"
+    arrow = "```js\nconst factorial = async (n) => (n <= 1 ? 1 : n * (await factorial(n - 1)));\n```"
+    assert grade("function_output", config, arrow).score == 1.0
+    exported = "module.exports = { factorial: (n) => 1 };"
+    partial = grade("function_output", config, exported)
+    assert partial.status == "graded" and 0 < partial.score < 1
+    # Python code under the JavaScript executor fails to load: it is never run as Python.
+    python = grade("function_output", config, "def factorial(n):\n    return 1\n")
+    assert python.score == 0 and "SyntaxError" in python.reason
+
+
+def test_function_output_javascript_without_node_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    config = {"function_name": "factorial", "executor": "javascript", "test_cases": FACTORIAL_CASES}
+    result = grade("function_output", config, "function factorial(n) { return 1; }")
+    assert result.status == "error" and "needs `node` on PATH" in result.reason
+
+
 def test_params_validation() -> None:
     with pytest.raises(ValidationError):
         parse_params("function_output", {"function_name": "not a name", "test_cases": FACTORIAL_CASES})
     with pytest.raises(ValidationError):
         parse_params("function_output", {"function_name": "f", "test_cases": []})
-    with pytest.raises(ValidationError):
-        parse_params("function_output", {"function_name": "f", "executor": "node",
+    with pytest.raises(ValidationError):  # seed 003 names python and javascript executors only
+        parse_params("function_output", {"function_name": "f", "executor": "ruby",
                                          "test_cases": FACTORIAL_CASES})
+    assert parse_params("function_output", {"function_name": "f", "executor": "node",
+                                            "test_cases": FACTORIAL_CASES}).executor == "javascript"
     with pytest.raises(ValidationError):  # expected is required
         parse_params("function_output", {"function_name": "f", "test_cases": [{"args": [1]}]})
     # 003's spelling inside a `code` grader's config is accepted as is.

@@ -131,8 +131,10 @@ def test_001_external_references_and_dataset_path() -> None:
 
 def test_002_llm_mode_judges_the_criteria() -> None:
     suite = load("002_prompt_llm.json")
-    assert suite.format == "prompt-modes" and suite.system_prompt.startswith("You write short")
+    assert suite.format == "prompt-modes"
     for case in suite.tests:
+        # The prompt is each case's system message: the target gets it, the judge reads it.
+        assert case.input[0].role == "system" and case.input[0].content.startswith("You write short")
         assert [a.type for a in case.assertions] == ["llm_judge"]
         assert case.criteria.startswith("The reply apologises")
         assert case.metadata["evaluation_mode"] == "llm"
@@ -152,7 +154,8 @@ def test_002_schema_mode_in_export_spelling_and_not_evaluated_cases() -> None:
 def test_003_yaml_eval_file() -> None:
     suite = load("003_string_processing.yaml")
     assert suite.format == "harness" and suite.name == "String reversal"
-    assert suite.settings.retry_count == 1
+    # config.retries: a failing case of this file is re-run once (not an HTTP retry setting).
+    assert suite.settings.retry_count is None and {t.retries for t in suite.tests} == {1}
     first = suite.tests[0]
     assert (first.id, first.name, first.user_text, first.expected_output) == (
         "tc-001", "Simple string", "Reverse the string: hello", "olleh")
@@ -204,8 +207,13 @@ def test_003_suite_with_refs() -> None:
     suite = load("003_eval_suite.yaml")
     assert suite.name == "Feature X Evaluation Suite" and suite.version == "1.0.0"
     assert len(suite.tests) == 4 + 2 + 2
-    assert suite.settings.max_concurrency == 4 and suite.settings.retry_count == 2
+    # retry_failed + retry_count: a failing case is re-run up to twice; the string file's own
+    # config.retries (1) wins for its cases.
+    assert suite.settings.max_concurrency == 4 and suite.settings.rerun_failed == 2
+    assert [suite.reruns_for(t) for t in suite.tests].count(1) == 4
     assert suite.thresholds == {"pass_at_1": 0.85, "pass_hat_3": 0.70}
+    # A pass_hat_3 gate needs three trials per case: without config.trials the suite runs three.
+    assert suite.execution.trials.count == 3
     assert suite.reporting.format == ["json", "markdown", "html"] and suite.reporting.output_dir == "./eval-results"
 
 

@@ -1,7 +1,9 @@
 """Regression comparisons of seed 003 against a baseline output.
 
-``structural``: the output keeps the baseline's shape. Keys in ``require_keys``
-must exist; fields matching ``ignore_fields`` (``users.*.id``) are skipped
+``structural``: the output keeps the baseline's shape. Paths are relative to the
+compared value: they match from the root or from any value inside it (seed 003
+writes ``users.*.id`` for a baseline whose users sit under ``body``). Keys in
+``require_keys`` must exist; fields matching ``ignore_fields`` (``users.*.id``) are skipped
 entirely, fields matching ``ignore_values`` only need to exist; other leaves
 must be equal, except that ``{{any_string}}``-style placeholders in the
 baseline match any value of that kind. ``allow_additional_fields`` and
@@ -24,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from eval_pipelines.grading.graders._paths import get_path, is_missing, join, matches_pattern
+from eval_pipelines.grading.graders._paths import get_path, is_missing, join, matches_pattern, split_path
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders.text import parse_json_output
 
@@ -50,12 +52,25 @@ _PLACEHOLDERS = {
 _PLACEHOLDER = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
 
 
+class NoBaselineYet(LookupError):
+    """The first version of a skill: nothing to compare with, so nothing is judged."""
+
+
+NO_BASELINE_REASON = "not evaluated (no baseline yet): give `baseline` or run a baseline version first"
+
+
 def _baseline(params_baseline: Any, inp: GradeInput) -> Any:
     if params_baseline is not None:
         return params_baseline
     if inp.baseline_output is None:
-        raise LookupError("no baseline: give `baseline` or run against a baseline version")
+        raise NoBaselineYet(NO_BASELINE_REASON)
     return parse_json_output(inp.baseline_output, allow_fence=True)
+
+
+def _no_baseline_outcome() -> Outcome:
+    # Neither pass nor fail: an `error` would lower the first version's pass rate for
+    # something it could not have done.
+    return Outcome(0.0, NO_BASELINE_REASON, status="not_evaluated")
 
 
 class StructuralParams(Params):
@@ -77,10 +92,10 @@ class _Differ:
         self.diffs: list[str] = []
 
     def skip(self, path: str) -> bool:
-        return any(matches_pattern(path, pat) for pat in self.p.ignore_fields)
+        return any(matches_relative(path, pat) for pat in self.p.ignore_fields)
 
     def value_free(self, path: str) -> bool:
-        return any(matches_pattern(path, pat) for pat in self.p.ignore_values)
+        return any(matches_relative(path, pat) for pat in self.p.ignore_values)
 
     def compare(self, base: Any, actual: Any, path: str) -> None:
         if path and self.skip(path):
@@ -113,6 +128,8 @@ class _Differ:
             if not isinstance(actual, list):
                 self.diffs.append(f"{path or '$'}: expected a list, got {type(actual).__name__}")
                 return
+            if self.value_free(join(path, 0)) or self.skip(join(path, 0)):
+                return  # `data.*`: the items' values are free, so their number is too
             if len(base) == 1 and len(actual) != 1 and isinstance(base[0], (dict, str)):
                 # A one-element baseline list describes every element (seed 003 example).
                 for i, item in enumerate(actual):
@@ -131,6 +148,26 @@ class _Differ:
             self.diffs.append(f"{path or '$'}: {actual!r} != baseline {base!r}")
 
 
+def matches_relative(path: str, pattern: str) -> bool:
+    """``pattern`` names ``path`` from the root or from any value inside it.
+
+    Seed 003 writes ``ignore_fields``/``ignore_values``/``require_keys`` relative to the
+    compared value: ``users.*.id`` for a baseline ``{status, body: {users: [...]}}``
+    means ``body.users.*.id``."""
+    parts = [str(p) for p in split_path(path)]
+    return any(matches_pattern(".".join(parts[start:]), pattern) for start in range(len(parts)))
+
+
+def has_key_path(value: Any, key_path: str, depth: int = 0) -> bool:
+    """``key_path`` resolves from ``value`` or from a mapping nested in it (``require_keys``)."""
+    if not is_missing(get_path(value, key_path)):
+        return True
+    if depth >= 32:
+        return False
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(isinstance(c, (dict, list)) and has_key_path(c, key_path, depth + 1) for c in children)
+
+
 class Structural(Grader[StructuralParams]):
     type = "structural"
     group = "regression"  # section of docs/assertions.md
@@ -141,6 +178,8 @@ class Structural(Grader[StructuralParams]):
     def grade(self, params: StructuralParams, inp: GradeInput) -> Outcome:
         try:
             base = _baseline(params.baseline, inp)
+        except NoBaselineYet:
+            return _no_baseline_outcome()
         except (LookupError, ValueError) as exc:
             return Outcome(0.0, str(exc), status="error")
         try:
@@ -148,7 +187,7 @@ class Structural(Grader[StructuralParams]):
         except ValueError as exc:
             return Outcome.binary(False, str(exc))
         differ = _Differ(params)
-        missing_keys = [k for k in params.require_keys if is_missing(get_path(actual, k))]
+        missing_keys = [k for k in params.require_keys if not has_key_path(actual, k)]
         differ.diffs.extend(f"{k}: required key missing" for k in missing_keys)
         differ.compare(base, actual, "")
         ok = not differ.diffs
@@ -204,6 +243,8 @@ class Numeric(Grader[NumericParams]):
     def grade(self, params: NumericParams, inp: GradeInput) -> Outcome:
         try:
             base = _baseline(params.baseline, inp)
+        except NoBaselineYet:
+            return _no_baseline_outcome()
         except (LookupError, ValueError) as exc:
             return Outcome(0.0, str(exc), status="error")
         try:

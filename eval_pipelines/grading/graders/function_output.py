@@ -1,6 +1,7 @@
 """``function_output`` (003's code grader ``method: function_output``).
 
-The model's answer is Python code defining ``function_name``. Each test case
+The model's answer is Python code defining ``function_name`` (or JavaScript with
+``executor: javascript``, run under Node: see ``_javascript``). Each test case
 runs in its own sandboxed Python process (:mod:`eval_pipelines.run.sandbox`): a
 small harness reads the case from stdin, executes the code, calls the function
 with the case's ``args``/``kwargs`` and prints ``{"result": ...}`` as its last
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.grading.graders import _javascript as JS
 
 STDERR_TAIL_CHARS = 500
 MAX_PARALLEL_CASES = 4
@@ -99,18 +101,26 @@ class FunctionCase(Params):
 
 class FunctionOutputParams(Params):
     function_name: str
-    executor: Literal["python"] = "python"
+    # Seed 003's executors: the code runs under Python, or under Node (`node` on PATH).
+    executor: Literal["python", "javascript"] = "python"
     test_cases: list[FunctionCase] = Field(min_length=1)
     timeout_per_case: float = Field(default=5, gt=0, le=600)
     sandbox: bool = True
     memory_mb: int = Field(default=512, ge=64)
     method: Literal["function_output"] | None = None  # 003's `method:` spelling, accepted as is
 
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor_spelling(cls, value: object) -> object:
+        return {"js": "javascript", "node": "javascript", "py": "python", "python3": "python"}.get(
+            str(value).lower(), value) if isinstance(value, str) else value
+
     @field_validator("function_name")
     @classmethod
     def _identifier(cls, value: str) -> str:
+        # A Python identifier is also a valid JavaScript one (no `$` needed here).
         if not value.isidentifier():
-            raise ValueError(f"{value!r} is not a Python function name")
+            raise ValueError(f"{value!r} is not a function name")
         return value
 
     @field_validator("sandbox")
@@ -133,7 +143,10 @@ class FunctionOutput(Grader[FunctionOutputParams]):
         return asyncio.run(self.agrade(params, inp))
 
     async def agrade(self, params: FunctionOutputParams, inp: GradeInput) -> Outcome:
-        code = extract_code(inp.output, params.function_name)
+        if params.executor == "javascript" and not JS.node_available():
+            return Outcome(0.0, "executor javascript needs `node` on PATH; it was not found", status="error",
+                           details={"executor": "javascript"})
+        code = extract_code(inp.output, params.function_name, params.executor)
         limit = asyncio.Semaphore(MAX_PARALLEL_CASES)
 
         async def run(index: int, case: FunctionCase) -> dict[str, Any]:
@@ -149,6 +162,7 @@ class FunctionOutput(Grader[FunctionOutputParams]):
             reason += "; " + "; ".join(errors[:3]) + ("; ..." if len(errors) > 3 else "")
         details = {
             "function_name": params.function_name,
+            "executor": params.executor,
             "passed_count": passed,
             "total": total,
             "isolation": results[0].pop("isolation") if results else None,
@@ -180,22 +194,24 @@ def fenced_blocks(output: str) -> list[tuple[str, str]]:
     return blocks
 
 
-def extract_code(output: str, function_name: str) -> str:
-    """The code in the answer: a fenced block (```python preferred), else all of it.
+def extract_code(output: str, function_name: str, executor: str = "python") -> str:
+    """The code in the answer: a fenced block in the executor's language preferred, else all of it.
 
     Among several blocks the first that defines ``function_name`` wins.
     """
     blocks = [(lang.lower(), body) for lang, body in fenced_blocks(output)]
-    python = [body for lang, body in blocks if lang in ("python", "py", "python3")]
+    languages = JS.LANGUAGES if executor == "javascript" else ("python", "py", "python3")
+    own = [body for lang, body in blocks if lang in languages]
     plain = [body for lang, body in blocks if lang == ""]
     # `[ \t]*`, not `\s*`: from every line start `\s*` would run over all blank lines after it.
-    defines = re.compile(rf"^[ \t]*(async\s+)?def\s+{re.escape(function_name)}\s*\(", re.MULTILINE)
-    for group in (python, plain):
+    defines = (JS.defines(function_name) if executor == "javascript" else
+               re.compile(rf"^[ \t]*(async\s+)?def\s+{re.escape(function_name)}\s*\(", re.MULTILINE))
+    for group in (own, plain):
         for body in group:
             if defines.search(body):
                 return body
-    if python:
-        return python[0]
+    if own:
+        return own[0]
     if plain:
         return plain[0]
     return output
@@ -208,13 +224,14 @@ async def _run_case(index: int, case: FunctionCase, code: str,
     nonce = secrets.token_hex(8)
     stdin = json.dumps({"args": case.args, "kwargs": case.kwargs,
                         "function": params.function_name, "nonce": nonce}).encode()
-    result = await arun_sandboxed(
-        ["python", "-I", "harness.py"],
-        stdin=stdin,
-        timeout_s=params.timeout_per_case,
-        memory_mb=params.memory_mb,
-        files={"harness.py": HARNESS.encode(), "solution.py": code.encode()},
-    )
+    if params.executor == "javascript":
+        argv = ["node", "harness.js"]
+        files = {"harness.js": JS.HARNESS.encode(), "solution.js": code.encode()}
+    else:
+        argv = ["python", "-I", "harness.py"]
+        files = {"harness.py": HARNESS.encode(), "solution.py": code.encode()}
+    result = await arun_sandboxed(argv, stdin=stdin, timeout_s=params.timeout_per_case,
+                                  memory_mb=params.memory_mb, files=files)
     row: dict[str, Any] = {
         "case": index,
         "passed": False,
@@ -227,7 +244,7 @@ async def _run_case(index: int, case: FunctionCase, code: str,
     }
     tail = result.stderr_tail(STDERR_TAIL_CHARS)
     if result.error:
-        row["error"] = f"could not run python: {result.error}"
+        row["error"] = f"could not run {argv[0]}: {result.error}"
         return row
     if result.timed_out:
         row["error"] = f"timed out after {params.timeout_per_case:g} s"

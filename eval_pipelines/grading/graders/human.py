@@ -60,6 +60,11 @@ class Human(Grader[HumanParams]):
     family = "human"  # graded by people (the review queue)
     aliases = ("human_review",)
     Params = HumanParams
+    unused_params = {
+        "interface": "reviews always go through `eval-pipelines grades export` / `grades import` (CSV or HTML form)",
+        "time_limit_minutes": "no review deadline is enforced; the case stays pending until rated",
+        "blind_evaluation": "the review export always shows the skill version and target of each output",
+    }
 
     def grade(self, params: HumanParams, inp: GradeInput) -> Outcome:
         ratings = inp.human_ratings[: params.evaluators.max_allowed]

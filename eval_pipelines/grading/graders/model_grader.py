@@ -183,6 +183,11 @@ class ModelGrader(Grader[ModelGraderParams]):
     needs_judge = True  # graded by the judge model (or its embeddings)
     aliases = ("model_graded",)
     Params = ModelGraderParams
+    unused_params = {
+        "model": "the suite's judge target grades (suite `judge`, else a target named judge or default); "
+                 "the requested model is only recorded in details.requested_model",
+        "max_tokens": "the judge call has no per-assertion token limit; the judge target's max_tokens applies",
+    }
 
     async def agrade(self, params: ModelGraderParams, inp: GradeInput) -> Outcome:
         judge = inp.judge

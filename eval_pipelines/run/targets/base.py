@@ -19,6 +19,9 @@ class TargetRequest:
     # for at most ``max_steps`` model calls. Targets without tool support ignore them.
     tools: list[ToolSpec] = field(default_factory=list)
     max_steps: int = DEFAULT_MAX_STEPS
+    # A JSON Schema the answer must follow (seed 002 `expectedSchema`): OpenAI-compatible
+    # targets send it as `response_format`; the others cannot (the loader warns).
+    response_schema: dict[str, Any] | None = None
 
     @property
     def user_text(self) -> str:

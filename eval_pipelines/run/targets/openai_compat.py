@@ -115,6 +115,14 @@ class ChatResult:
     latency_ms: float
 
 
+def response_format(request: TargetRequest) -> dict[str, Any] | None:
+    """Structured output: the request's schema (seed 002 ``expectedSchema``) as ``response_format``."""
+    if not request.response_schema:
+        return None
+    return {"response_format": {"type": "json_schema", "json_schema": {
+        "name": "expected_output", "schema": request.response_schema}}}
+
+
 class OpenAITarget:
     def __init__(
         self,
@@ -217,7 +225,8 @@ class OpenAITarget:
     async def generate(self, request: TargetRequest) -> ModelOutput:
         if request.tools:
             return await self._generate_with_tools(request)
-        result = await self.chat(self._messages(request), timeout_s=request.timeout_s)
+        result = await self.chat(self._messages(request), timeout_s=request.timeout_s,
+                                 extra=response_format(request))
         reply = result.reply
         if reply is None:
             return ModelOutput(

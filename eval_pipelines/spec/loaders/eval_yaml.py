@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import pydantic_errors
-from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.errors import SpecError, SpecErrors, accepted_not_used
 from eval_pipelines.spec.loaders.eval_yaml_cases import SuiteDefaults, collect_tests
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
     EXECUTION_KEYS, LoadContext, parse_assertions, parse_max_steps, parse_messages, parse_targets, parse_tools,
@@ -120,6 +120,25 @@ def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str,
     return out
 
 
+def _unused_fields(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None:
+    """Fields that load but cannot shape a run here: each gets a stored warning."""
+    requires = raw.get("requires")
+    if isinstance(requires, dict):
+        for tool in requires:
+            ctx.warnings.append(accepted_not_used(doc, ("requires", tool), (
+                "tool versions are not checked: eval-pipelines runs the suite itself, not with that tool")))
+    if "evaluator" in raw:
+        ctx.warnings.append(accepted_not_used(doc, ("evaluator",), (
+            "a sidecar's default evaluator is not applied; write it in `assert` (suite level) instead")))
+    if "dataset" in raw:
+        ctx.warnings.append(accepted_not_used(doc, ("dataset",), (
+            "the dataset name is not stored; the suite is named by `name`, else its skill")))
+    workspace = raw.get("workspace")
+    if isinstance(workspace, dict) and workspace.get("dependencies"):
+        ctx.warnings.append(accepted_not_used(doc, ("workspace", "dependencies"), (
+            "dependencies are not installed; setup scripts and targets run with the tools already present")))
+
+
 def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = LoadContext(policy)
     raw = doc.data
@@ -163,12 +182,15 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             workspace = Workspace.model_validate(raw["workspace"])
         except ValidationError as exc:
             ctx.errors.extend(pydantic_errors(doc, ("workspace",), exc, list(Workspace.model_fields)))
+    _unused_fields(ctx, doc, raw)
     tests: list[TestCase] = []
     if "tests" not in raw:
         ctx.error(doc, ("tests",), "required field is missing",
                   "a list of tests or a path to a .jsonl/.csv/.yaml dataset")
     else:
-        collect_tests(ctx, doc, ("tests",), raw["tests"], defaults, (doc.file.resolve(),), tests)
+        # A bare dataset run on its own is its own `tests`: reading it is no reference cycle.
+        bare = doc.file.suffix.lower() in (".jsonl", ".csv")
+        collect_tests(ctx, doc, ("tests",), raw["tests"], defaults, () if bare else (doc.file.resolve(),), tests)
     seen: dict[str, int] = {}
     for position, test in enumerate(tests):
         if test.id in seen:

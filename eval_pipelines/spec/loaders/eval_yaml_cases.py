@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.errors import SpecErrors, format_path
 from eval_pipelines.spec.loaders.datasets import read_test_rows
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
     EXECUTION_KEYS, LoadContext, content_text, parse_assertions, parse_max_steps, parse_messages, parse_targets,
@@ -82,8 +82,14 @@ def parse_test(
         execution = {}
     ctx.unknown_keys(doc, path + ("execution",), execution, EXECUTION_KEYS)
     skip_defaults = bool(raw.get("skip_defaults", execution.get("skip_defaults", False)))
+    if "evaluators" in execution:
+        ctx.warnings.append(f"{doc.file}: {format_path(path + ('execution', 'evaluators'))} is deprecated; "
+                            "use `assert`")
+        assertions = assertions + parse_assertions(ctx, doc, path + ("execution", "evaluators"),
+                                                   execution["evaluators"])
     if not skip_defaults:
         assertions = assertions + defaults.assertions
+    trials, cache = _test_execution(ctx, doc, path + ("execution",), execution)
     criteria_text = raw.get("criteria", raw.get("expected_outcome"))
     if not assertions and isinstance(criteria_text, str) and criteria_text.strip():
         # Seed 001 / AgentV: a test with only `criteria` is judged on them.
@@ -96,6 +102,8 @@ def parse_test(
     if not isinstance(metadata, dict):
         ctx.error(doc, path + ("metadata",), "invalid metadata", "a mapping")
         metadata = {}
+    # AgentV's `note` and `conversation_id` are kept with the case (test_cases.metadata).
+    metadata = {**metadata, **{k: raw[k] for k in ("note", "conversation_id") if raw.get(k) is not None}}
     own_tools = parse_tools(ctx, doc, path + ("tools",), raw.get("tools"))
     max_steps = parse_max_steps(ctx, doc, path + ("max_steps",), raw.get("max_steps"))
     expected = raw.get("expected_output")
@@ -112,6 +120,8 @@ def parse_test(
             assertions=assertions,
             targets=targets,
             timeout_ms=raw.get("timeout_ms"),
+            trials=trials,
+            cache=cache,
             tools=merge_tools(defaults.tools, own_tools),
             max_steps=max_steps or defaults.max_steps,
             category=raw.get("category") or metadata.get("category"),
@@ -123,6 +133,26 @@ def parse_test(
     except ValidationError as exc:
         ctx.errors.extend(pydantic_errors(doc, path, exc))
         return None
+
+
+def _test_execution(ctx: LoadContext, doc: Document, path: tuple[Any, ...],
+                    execution: dict[str, Any]) -> tuple[int | None, bool | None]:
+    """A test's own ``execution.trials`` (a count, or ``{count}``) and ``execution.cache``."""
+    trials = execution.get("trials")
+    if isinstance(trials, dict):
+        extra = sorted(set(trials) - {"count"})
+        if extra:
+            ctx.error(doc, path + ("trials", extra[0]), f"{extra[0]!r} cannot be set per test",
+                      "only `count`; strategy and cost_limit_usd are the suite's (execution.trials)")
+        trials = trials.get("count")
+    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000):
+        ctx.error(doc, path + ("trials",), f"invalid trials {trials!r}", "an integer from 1 to 1000")
+        trials = None
+    cache = execution.get("cache")
+    if cache is not None and not isinstance(cache, bool):
+        ctx.error(doc, path + ("cache",), f"got {cache!r}", "true or false")
+        cache = None
+    return trials, cache
 
 
 def _resolve_reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str) -> list[Path]:

@@ -19,27 +19,24 @@ exact, semantic) against the baseline captured in the file.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
-from eval_pipelines.spec.models import Assertion, Message, Reporting, Settings, Suite, TestCase
+from eval_pipelines.spec.assertions import parse_assertion
+from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.harness_suite import (
+    SUITE_CONFIG_KEYS, HarnessContext as _Ctx, suite_config, suite_reporting, suite_thresholds,
+)
+from eval_pipelines.spec.models import (
+    Assertion, Execution, Message, Reporting, Settings, Suite, TestCase, Trials,
+)
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document, load_document, read_text
 
-# Seed 003 "Common Thresholds" table: (pass@1, pass@k, pass^k).
-ENVIRONMENT_THRESHOLDS = {
-    "development": (0.70, 0.90, 0.50),
-    "staging": (0.80, 0.95, 0.65),
-    "production": (0.90, 0.99, 0.80),
-    "critical": (0.95, 0.999, 0.90),
-}
 SUITE_KEYS = {"name", "version", "description", "config", "evals", "reporting", "thresholds", "environment",
               "blocking"}
+# An eval file's `config` (seed 003 eval file example; `trials` for that file's cases).
+EVAL_CONFIG_KEYS = {"timeout_seconds", "retries", "parallel", "trials"}
 EVAL_KEYS = {"schema_version", "eval_type", "metadata", "config", "test_cases", "baseline", "test_case",
              "grader", "current", "comparison"}
 ENTRY_KEYS = {"id", "name", "description", "category", "input", "expected_output", "expected", "grader",
@@ -56,20 +53,6 @@ def is_harness(data: Any) -> bool:
         return "grader" in first or "expected_output" in first and isinstance(first.get("expected_output"), dict) \
             or "baseline" in first or ("current" in first and "comparison" in first)
     return False
-
-
-@dataclass
-class _Ctx:
-    policy: PathPolicy
-    errors: list[SpecError] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    def error(self, doc: Document, path: tuple[Any, ...], message: str, expected: str | None = None) -> None:
-        self.errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), expected))
-
-    def unknown(self, doc: Document, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
-        self.errors.extend(unknown_field_errors(doc, path, raw, known))
 
 
 def _text(value: Any) -> str:
@@ -119,7 +102,6 @@ def _expected_assertions(expected: dict[str, Any], grader: dict[str, Any]) -> li
         items.append({"type": "regex", "pattern": pattern, **config})
     elif method == "function_output" or kind == "functional":
         cases = (value or {}).get("test_cases", []) if isinstance(value, dict) else []
-        config.pop("executor", None)
         items.append({
             "type": "function_output",
             "function_name": config.pop("function_name", None),
@@ -180,6 +162,9 @@ class _Loader:
     def __init__(self, ctx: _Ctx) -> None:
         self.ctx = ctx
         self.tests: list[TestCase] = []
+        # The current eval file's `config.trials` / `config.retries`, for its cases.
+        self.file_trials: int | None = None
+        self.file_retries: int | None = None
 
     def add_case(self, doc: Document, path: tuple[Any, ...], raw: Any, eval_type: str | None,
                  meta: dict[str, Any], inherited_timeout_s: float | None) -> None:
@@ -244,6 +229,9 @@ class _Loader:
             metadata["execution"] = current["execution"]
         if isinstance(raw.get("input"), dict) and raw["input"].get("type"):
             metadata["input_type"] = raw["input"]["type"]
+        retries = self.file_retries
+        if "retries" in metadata:  # seed 003 metadata.retries: re-runs of this case when it fails
+            retries = ctx.count(doc, path + ("metadata", "retries"), metadata["retries"], 0, 20)
         weight = metadata.get("weight", meta.get("weight"))
         if isinstance(weight, (int, float)) and not isinstance(weight, bool):
             for assertion in assertions:
@@ -257,6 +245,8 @@ class _Loader:
             expected_output=baseline_value if baseline_value is not None else expected.get("value"),
             assertions=assertions,
             timeout_ms=int(float(timeout_s) * 1000) if isinstance(timeout_s, (int, float)) else None,
+            trials=self.file_trials,
+            retries=retries,
             category=category,
             tags=list(metadata.get("tags") or meta.get("tags") or []),
             metadata={**{k: v for k, v in meta.items() if k not in ("tags",)}, **metadata,
@@ -269,6 +259,7 @@ class _Loader:
     def load_eval_file(self, doc: Document, path: tuple[Any, ...] = ()) -> None:
         ctx = self.ctx
         data = doc.data
+        self.file_retries = self.file_trials = None  # each file's config is its own
         if isinstance(data, list):
             for i, entry in enumerate(data):
                 self.add_case(doc, path + (i,), entry, None, {}, None)
@@ -281,11 +272,14 @@ class _Loader:
         if eval_type not in (None, "capability", "regression"):
             ctx.error(doc, path + ("eval_type",), f"unknown eval_type {eval_type!r}", "capability or regression")
         meta = data.get("metadata") or {}
-        config = data.get("config") or {}
-        if isinstance(config, dict):
-            if "retries" in config:
-                ctx.settings["retry_count"] = int(config["retries"])
-        timeout_s = config.get("timeout_seconds") if isinstance(config, dict) else None
+        config = ctx.config(doc, path + ("config",), data.get("config"), EVAL_CONFIG_KEYS)
+        if "retries" in config:  # re-runs of a failing case of this file
+            self.file_retries = ctx.count(doc, path + ("config", "retries"), config["retries"], 0, 20)
+        if "trials" in config:
+            self.file_trials = ctx.count(doc, path + ("config", "trials"), config["trials"], 1, 1000)
+        if config.get("parallel") is False:
+            ctx.settings["max_concurrency"] = 1  # cases run one at a time
+        timeout_s = config.get("timeout_seconds")
         if "test_cases" in data:
             cases = data["test_cases"]
             if not isinstance(cases, list) or not cases:
@@ -307,31 +301,6 @@ class _Loader:
             ctx.error(doc, path + ("test_cases",), "required field is missing", "test_cases or test_case")
 
 
-def _suite_thresholds(ctx: _Ctx, doc: Document, raw: dict[str, Any], trials: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    environment = raw.get("environment")
-    if environment is not None:
-        if environment not in ENVIRONMENT_THRESHOLDS:
-            ctx.error(doc, ("eval_suite", "environment"), f"unknown environment {environment!r}",
-                      ", ".join(ENVIRONMENT_THRESHOLDS))
-        else:
-            p1, pk, phk = ENVIRONMENT_THRESHOLDS[environment]
-            out["pass_at_1"] = p1
-            if trials > 1:
-                out[f"pass_at_{trials}"] = pk
-                out[f"pass_hat_{trials}"] = phk
-    thresholds = raw.get("thresholds") or {}
-    if not isinstance(thresholds, dict):
-        ctx.error(doc, ("eval_suite", "thresholds"), "invalid thresholds", "a mapping of metric to minimum")
-        return out
-    for name, value in thresholds.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-            ctx.error(doc, ("eval_suite", "thresholds", name), f"invalid threshold {value!r}", "a number in [0, 1]")
-        else:
-            out[str(name)] = float(value)
-    return out
-
-
 def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = _Ctx(policy)
     loader = _Loader(ctx)
@@ -340,6 +309,7 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     description = None
     version = None
     thresholds: dict[str, float] = {}
+    trials = 1
     reporting: Reporting | None = None
     blocking = False
     if isinstance(data, dict) and "eval_suite" in data:
@@ -351,21 +321,10 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
         blocking = suite_raw.get("blocking") is True
         description = suite_raw.get("description")
         version = None if suite_raw.get("version") is None else str(suite_raw["version"])
-        config = suite_raw.get("config") or {}
-        suite_settings: dict[str, Any] = {}
-        if isinstance(config, dict):
-            if config.get("max_workers"):
-                suite_settings["max_concurrency"] = int(config["max_workers"])
-            if "retry_count" in config:
-                suite_settings["retry_count"] = int(config["retry_count"])
-            if config.get("retry_failed") is False:
-                suite_settings["retry_count"] = 0
-        if isinstance(suite_raw.get("reporting"), dict):
-            try:
-                reporting = Reporting.model_validate(suite_raw["reporting"])
-            except ValidationError as exc:
-                ctx.errors.extend(pydantic_errors(doc, ("eval_suite", "reporting"), exc))
-        thresholds = _suite_thresholds(ctx, doc, suite_raw, 1)
+        config = ctx.config(doc, ("eval_suite", "config"), suite_raw.get("config"), SUITE_CONFIG_KEYS)
+        suite_settings, trials = suite_config(ctx, doc, config)
+        reporting = suite_reporting(ctx, doc, suite_raw.get("reporting"))
+        thresholds, trials = suite_thresholds(ctx, doc, suite_raw, trials)
         evals = suite_raw.get("evals")
         if not isinstance(evals, list) or not evals:
             ctx.error(doc, ("eval_suite", "evals"), "no evals", "a list of {$ref: path} or inline evals")
@@ -395,6 +354,7 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     settings = Settings(**ctx.settings)
     suite = Suite(name=name, description=description, version=version, format="harness",
                   source_file=str(doc.file), settings=settings, thresholds=thresholds, reporting=reporting,
+                  execution=Execution(trials=Trials(count=trials)),
                   blocking=blocking,
                   tests=loader.tests)
     return suite, ctx.warnings

@@ -8,8 +8,15 @@
   tolerated); an empty schema means **not evaluated**.
 
 Not-evaluated cases carry no assertion, so scoring gives them the status
-``not_evaluated``: never a pass, never a fail. ``expectedSchema`` shapes the
-output and is kept in metadata; it is not the evaluation schema.
+``not_evaluated``: never a pass, never a fail.
+
+The prompt's ``content`` is the system prompt. It is stored as each case's first
+(system) message, so the target receives it and the judge reads it as context
+with the input, as the seed's LLM mode asks. ``variables`` (the prompt's, then
+the case's) replace ``{{name}}`` in the content and the input. ``model`` runs
+the suite's OpenAI-compatible targets with that model; ``expectedSchema``
+"shapes the model output": it is sent to them as structured output
+(``response_format``). It is not the evaluation schema.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 
 from eval_pipelines.spec.assertions import parse_assertion
 from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
+from eval_pipelines.spec.loaders.skill_tests import substitute
 from eval_pipelines.spec.models import Message, Suite, TestCase
 from eval_pipelines.spec.source import Document
 
@@ -64,6 +72,17 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
     if criteria is not None and not isinstance(criteria, str):
         error(("evaluationCriteria",), "invalid criteria", "a string (empty means not evaluated)")
         criteria = None
+    variables = _variables(raw.get("variables"), ("variables",), error)
+    content = raw.get("content")
+    if content is not None and not isinstance(content, str):
+        error(("content",), f"got {type(content).__name__}", "the prompt text (a string)")
+        content = None
+    system = substitute(content, variables) if content and content.strip() else None
+    model = raw.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        error(("model",), f"invalid model {model!r}", "a model name")
+        model = None
+    expected_schema = _schema(raw.get("expectedSchema"), ("expectedSchema",), error)
     cases_raw = raw.get("testCases")
     if not isinstance(cases_raw, list) or not cases_raw:
         error(("testCases",), "required field is missing" if cases_raw is None else "no test cases",
@@ -81,6 +100,8 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
             error(path + ("input",), "required field is missing" if "input" not in case else "invalid input",
                   "a string (the user message)")
             continue
+        own = _variables(case.get("variables"), path + ("variables",), error)
+        text = substitute(case["input"], {**variables, **own})
         assertions = []
         if mode == "llm" and not _empty(criteria):
             parsed = parse_assertion({"type": "llm_judge", "name": "evaluation-criteria"}, doc,
@@ -100,7 +121,7 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
         tests.append(TestCase(
             id=str(case.get("id") or f"case-{i + 1}"),
             name=case.get("name"),
-            input=[Message(content=case["input"])],
+            input=([Message(role="system", content=system)] if system else []) + [Message(content=text)],
             expected_output=case.get("expectedOutput"),
             criteria=criteria if mode == "llm" and not _empty(criteria) else None,
             assertions=assertions,
@@ -111,13 +132,48 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
         ))
     if errors:
         raise SpecErrors(errors)
-    content = raw.get("content")
     return Suite(
         name=str(raw.get("name") or doc.file.stem),
         description=raw.get("description"),
         format="prompt-modes",
         source_file=str(doc.file),
-        system_prompt=content if isinstance(content, str) and content.strip() else None,
+        # The prompt travels in each case's messages; "" (not None): no SKILL.md body is added.
+        system_prompt="" if system else None,
+        model=model,
+        response_schema=expected_schema,
         tags=list(raw.get("tags") or []),
         tests=tests,
     ), []
+
+
+def _variables(raw: Any, path: tuple[Any, ...], error: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, (str, int, float, bool)) for v in raw.values()):
+        error(path, "invalid variables", "a mapping of name to text")
+        return {}
+    return raw
+
+
+def _schema(raw: Any, path: tuple[Any, ...], error: Any) -> dict[str, Any] | None:
+    """``expectedSchema``: a JSON Schema object, or its JSON text; empty means none."""
+    if _empty(raw):
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            error(path, f"not valid JSON: {exc.msg}", "a JSON Schema")
+            return None
+    if not isinstance(raw, dict):
+        error(path, f"got {type(raw).__name__}", "a JSON Schema object")
+        return None
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        validator_for(raw, default=Draft202012Validator).check_schema(raw)
+    except SchemaError as exc:
+        error(path, f"invalid JSON Schema: {exc.message}", "a JSON Schema")
+        return None
+    return raw

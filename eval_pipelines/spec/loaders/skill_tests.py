@@ -14,8 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, SpecErrors, unknown_field_errors
-from eval_pipelines.spec.models import Message, Settings, Suite, TestCase, Workspace, WorkspaceScript
+from eval_pipelines.spec.errors import SpecError, SpecErrors, accepted_not_used, unknown_field_errors
+from eval_pipelines.spec.models import (
+    Execution, Message, Settings, Suite, TestCase, Trials, Workspace, WorkspaceScript,
+)
 from eval_pipelines.spec.source import Document
 
 PROFILES = ("deterministic", "structured", "flexible", "creative", "enterprise")
@@ -34,7 +36,13 @@ CASE_KEYS = {"id", "name", "description", "tags", "input", "expected", "evaluati
 INPUT_KEYS = {"prompt", "context", "variables"}
 EXPECTED_KEYS = {"output", "patterns", "jsonSchema", "semanticThreshold", "rubric", "customScript"}
 EVALUATION_KEYS = {"strategy", "timeout", "retryCount", "weights"}
-SETTINGS_KEYS = {"defaultTimeout", "parallelExecution", "maxConcurrentTests", "failFast", "retryFailed"}
+# `trials` is ours (runs per case, for pass@k / pass^k); the others are seed 000's.
+SETTINGS_KEYS = {"defaultTimeout", "parallelExecution", "maxConcurrentTests", "failFast", "retryFailed", "trials"}
+SUITE_GROUP_KEYS = {"name", "testIds", "runInSequence"}
+SETUP_KEYS = {"script", "environment", "dependencies"}
+TEARDOWN_KEYS = {"script"}
+# settings.retryFailed: a failing case without its own evaluation.retryCount runs again this often.
+RETRY_FAILED_RERUNS = 1
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 
 
@@ -195,6 +203,12 @@ class _Loader:
             self.error(path + ("metadata",), "invalid metadata", "a mapping")
             metadata = {}
         timeout = evaluation.get("timeout")
+        retries = evaluation.get("retryCount")
+        if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int)
+                                    or not 0 <= retries <= 20):
+            self.error(path + ("evaluation", "retryCount"), f"invalid retryCount {retries!r}",
+                       "an integer from 0 to 20 (re-runs of the case when it fails)")
+            retries = None
         try:
             return TestCase(
                 id=str(raw.get("id") or f"tc-{i + 1:03d}"),
@@ -204,6 +218,7 @@ class _Loader:
                 expected_output=expected.get("output"),
                 assertions=assertions,
                 timeout_ms=int(timeout) if isinstance(timeout, (int, float)) else None,
+                retries=retries,
                 tags=list(raw.get("tags") or metadata.get("tags") or []),
                 category=metadata.get("category"),
                 metadata={**metadata, "strategy": strategy},
@@ -219,6 +234,36 @@ class _Loader:
         if profile == "deterministic" and "output" not in expected and "jsonSchema" in expected:
             return "json_schema"
         return PROFILE_STRATEGY.get(profile, "exact_match")
+
+
+def _settings(loader: "_Loader", raw: dict[str, Any]) -> tuple[Settings, int]:
+    """Seed 000 ``settings`` (and our ``trials``) as run settings.
+
+    ``parallelExecution: false`` runs one case at a time; ``failFast`` stops after the
+    first failing case; ``retryFailed`` re-runs a failing case (its ``retryCount`` wins).
+    """
+    concurrency = raw.get("maxConcurrentTests")
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        loader.error(("settings", "maxConcurrentTests"), f"invalid value {concurrency!r}", "a positive integer")
+        concurrency = None
+    if raw.get("parallelExecution") is False:
+        concurrency = 1
+    trials = raw.get("trials", 1)
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
+        loader.error(("settings", "trials"), f"invalid trials {trials!r}", "an integer from 1 to 1000")
+        trials = 1
+    for key in ("failFast", "retryFailed", "parallelExecution"):
+        if key in raw and not isinstance(raw[key], bool):
+            loader.error(("settings", key), f"got {raw[key]!r}", "true or false")
+    timeout = raw.get("defaultTimeout") or 30_000
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        loader.error(("settings", "defaultTimeout"), f"invalid defaultTimeout {timeout!r}", "milliseconds > 0")
+        timeout = 30_000
+    settings = Settings(timeout_ms=int(timeout), max_concurrency=concurrency,
+                        fail_fast=raw.get("failFast") is True,
+                        rerun_failed=RETRY_FAILED_RERUNS if raw.get("retryFailed") is True else 0)
+    return settings, trials
 
 
 def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
@@ -253,17 +298,16 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         loader.error(("profile",), f"unknown profile {profile!r}", "one of " + ", ".join(PROFILES))
         profile = "deterministic"
     raw_settings = loader.mapping(data.get("settings"), ("settings",), SETTINGS_KEYS)
-    settings = Settings(
-        timeout_ms=int(raw_settings.get("defaultTimeout") or 30_000),
-        max_concurrency=raw_settings.get("maxConcurrentTests"),
-        fail_fast=bool(raw_settings.get("failFast", False)),
-        retry_count=None if "retryFailed" not in raw_settings else (2 if raw_settings["retryFailed"] else 0),
-    )
+    settings, trials = _settings(loader, raw_settings)
     workspace = None
     if data.get("setup") or data.get("teardown"):
-        setup = loader.mapping(data.get("setup"), ("setup",), {"script", "environment", "dependencies"})
-        teardown = loader.mapping(data.get("teardown"), ("teardown",), {"script"})
+        setup = loader.mapping(data.get("setup"), ("setup",), SETUP_KEYS)
+        teardown = loader.mapping(data.get("teardown"), ("teardown",), TEARDOWN_KEYS)
         try:
+            if setup.get("dependencies"):
+                warnings.append(accepted_not_used(doc, ("setup", "dependencies"), (
+                    "dependencies are not installed; the setup script and the targets run with the "
+                    "tools already present")))
             workspace = Workspace(
                 setup=WorkspaceScript(script=setup.get("script"), environment=setup.get("environment") or {})
                 if setup else None,
@@ -289,7 +333,12 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
             loader.error(("testCases",), f"duplicate test id {case.id!r}")
         seen.add(case.id)
     known_ids = {case.id for case in cases}
+    if any(group.get("runInSequence") is True for group in groups):
+        # Cases run in file order, one at a time per target: a group asking for its
+        # sequence gets it (the whole suite is sequential, not only that group).
+        settings.max_concurrency = 1
     for g_index, group in enumerate(groups):
+        loader.unknown(("suites", g_index), group, SUITE_GROUP_KEYS)
         for t_index, test_id in enumerate(group["testIds"]):
             if test_id not in known_ids:
                 loader.error(("suites", g_index, "testIds", t_index), f"unknown test id {test_id!r}")
@@ -304,6 +353,7 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         source_file=str(doc.file),
         profile=profile,
         settings=settings,
+        execution=Execution(trials=Trials(count=trials)),
         workspace=workspace,
         tests=cases,
     )
