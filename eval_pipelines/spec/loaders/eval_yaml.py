@@ -77,14 +77,13 @@ def _execution(ctx: LoadContext, doc: Document, raw: Any) -> tuple[Execution, li
 
 
 def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
-    meta_keys = ("name", "description", "version", "author", "tags", "license", "requires")
-    present = any(k in raw for k in meta_keys)
+    # AgentV's rule (and the seed's "files without metadata keep working"): `name`
+    # opens the metadata block and then needs a `description`; without `name`,
+    # `description`, `version`, `tags`, ... are ordinary suite fields.
     out: dict[str, Any] = {}
-    if not present:
-        return out
-    for key in ("name", "description"):
-        if key not in raw:
-            ctx.error(doc, (key,), "required when any metadata field is present", "a non-empty string")
+    if "name" in raw and "description" not in raw:
+        ctx.error(doc, ("description",), "required when the suite has a `name` (the metadata block)",
+                  "a non-empty string")
     name = raw.get("name")
     if name is not None:
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or len(name) > 64:

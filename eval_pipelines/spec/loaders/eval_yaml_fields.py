@@ -11,6 +11,7 @@ Used by ``eval_yaml`` (the suite) and ``eval_yaml_cases`` (its tests).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecError, unknown_field_errors
+from eval_pipelines.spec.loaders.agentv_parts import message_text, part_texts
 from eval_pipelines.spec.models import TOOL_NAME_PATTERN, Assertion, Message, ToolSpec, tool_parameters_problem
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
@@ -47,10 +49,10 @@ def content_text(value: Any) -> str:
     """A message's content as text: a string as it is, typed content parts by their text."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list):  # typed content parts: keep the text ones
-        return "\n".join(
-            p.get("text", "") if isinstance(p, dict) else str(p) for p in value
-        )
+    if isinstance(value, list):  # typed content parts: their text (`value`, or OpenAI's `text`)
+        return "\n".join(part_texts(value))
+    if isinstance(value, dict):
+        return json.dumps(value, indent=2, ensure_ascii=False)
     return str(value)
 
 
@@ -69,7 +71,9 @@ def parse_messages(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
                 ctx.error(doc, path + (i, "role"), f"unknown role {role!r}",
                           "system, user, assistant or tool")
                 continue
-            messages.append(Message(role=role, content=content_text(item["content"])))
+            text = message_text(ctx, doc, path + (i, "content"), item["content"])
+            if text is not None:
+                messages.append(Message(role=role, content=text))
         return messages
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         return [Message(role="user", content=str(raw))]
