@@ -176,6 +176,15 @@ class WorkspaceScript(Model):
     environment: dict[str, str] = Field(default_factory=dict)
 
 
+class WorkspaceRepo(Model):
+    """A git repository cloned into the workspace before ``setup`` (AgentV ``workspace.repos``)."""
+
+    path: str
+    url: str
+    ref: str | None = None
+    depth: int | None = Field(default=None, ge=1)
+
+
 class Workspace(Model):
     """Seed 001 ``workspace`` / seed 000 ``setup``/``teardown``: a per-run folder."""
 
@@ -183,6 +192,7 @@ class Workspace(Model):
     setup: WorkspaceScript | None = None
     teardown: WorkspaceScript | None = None
     dependencies: list[str] = Field(default_factory=list)
+    repos: list[WorkspaceRepo] = Field(default_factory=list)
 
 
 class Reporting(Model):

@@ -25,12 +25,13 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_workspace import parse_workspace
 from eval_pipelines.spec.loaders.eval_yaml_cases import SuiteDefaults, collect_tests
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
-    EXECUTION_KEYS, LoadContext, parse_assertions, parse_max_steps, parse_messages, parse_targets, parse_tools,
+    EXECUTION_KEYS, LoadContext, assert_field, parse_assertions, parse_max_steps, parse_messages, parse_targets, parse_tools,
 )
 from eval_pipelines.spec.models import (
-    Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials, Workspace,
+    Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials,
 )
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
@@ -39,7 +40,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps",
+    "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps", "assertions",
 }
 TRIALS_KEYS = {"count", "strategy", "cost_limit_usd"}
 
@@ -133,7 +134,8 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     suite_input: list[Message] = []
     if "input" in raw:
         suite_input = parse_messages(ctx, doc, ("input",), raw["input"]) or []
-    defaults = SuiteDefaults(suite_input, parse_assertions(ctx, doc, ("assert",), raw.get("assert")) + evaluators,
+    assert_key, raw_assert = assert_field(ctx, doc, (), raw)
+    defaults = SuiteDefaults(suite_input, parse_assertions(ctx, doc, (assert_key,), raw_assert) + evaluators,
                              parse_tools(ctx, doc, ("tools",), raw.get("tools")),
                              parse_max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")))
     thresholds = raw.get("thresholds") or {}
@@ -156,12 +158,13 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             ctx.errors.extend(pydantic_errors(doc, ("regression",), exc, list(RegressionSettings.model_fields)))
     if not isinstance(raw.get("blocking", False), bool):
         ctx.error(doc, ("blocking",), f"got {raw['blocking']!r}", "true or false")
-    workspace = None
-    if "workspace" in raw:
-        try:
-            workspace = Workspace.model_validate(raw["workspace"])
-        except ValidationError as exc:
-            ctx.errors.extend(pydantic_errors(doc, ("workspace",), exc, list(Workspace.model_fields)))
+    workspace = parse_workspace(ctx, doc, raw["workspace"]) if "workspace" in raw else None
+    workers = (raw.get("execution") or {}).get("workers") if isinstance(raw.get("execution"), dict) else None
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            ctx.error(doc, ("execution", "workers"), f"invalid workers {workers!r}", "a positive integer")
+        elif settings.max_concurrency is None:
+            settings.max_concurrency = workers  # AgentV's name for how many tests run at once
     tests: list[TestCase] = []
     if "tests" not in raw:
         ctx.error(doc, ("tests",), "required field is missing",

@@ -19,13 +19,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, unknown_field_errors
+from eval_pipelines.spec.errors import SpecError, format_path, unknown_field_errors
+from eval_pipelines.spec.loaders.agentv_assertions import normalise_assertion
 from eval_pipelines.spec.loaders.agentv_parts import message_text, part_texts
 from eval_pipelines.spec.models import TOOL_NAME_PATTERN, Assertion, Message, ToolSpec, tool_parameters_problem
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
-EXECUTION_KEYS = {"targets", "target", "trials", "cache", "skip_defaults", "evaluators"}
+EXECUTION_KEYS = {"targets", "target", "trials", "cache", "skip_defaults", "evaluators", "workers"}
 TOOL_KEYS = {"name", "description", "parameters", "result", "results"}
 CANNED_RESULT_KEYS = {"when", "result"}
 
@@ -81,6 +82,14 @@ def parse_messages(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     return None
 
 
+def assert_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any]) -> tuple[str, Any]:
+    """The assertion list of a suite or test: ``assert``, or ``assertions`` (AgentV's later spelling)."""
+    if "assert" in raw and "assertions" in raw:
+        ctx.error(doc, path + ("assertions",), "both `assert` and `assertions` given", "one of them")
+    key = "assertions" if "assertions" in raw and "assert" not in raw else "assert"
+    return key, raw.get(key)
+
+
 def parse_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> list[Assertion]:
     """An ``assert`` list; invalid items are recorded as errors and left out."""
     if raw is None:
@@ -90,6 +99,8 @@ def parse_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
         return []
     out = []
     for i, item in enumerate(raw):
+        item = normalise_assertion(item, format_path(path + (i,)), lambda m: ctx.warnings.append(f"{doc.file}: {m}"),
+                                   doc.file, ctx.policy)
         parsed = parse_assertion(item, doc, path + (i,), ctx.errors)
         if parsed is not None:
             out.append(parsed)
