@@ -4,7 +4,11 @@ A judge is a user-written Python or JavaScript program (or any command) that
 reads one JSON object on stdin::
 
     {"input": ..., "output": ..., "expected": ..., "criteria": ..., "trace": [...],
-     "metadata": {...}, "config": {...}, "test_id": "..."}
+     "metadata": {...}, "config": {...}, "test_id": "...",
+     "question", "candidate_answer", "reference_answer", "expected_outcome", "input_messages"}
+
+(the last five are AgentV's names of the same values, so its judges run unchanged;
+``cwd`` names the folder, relative to the suite, its relative paths are read from)
 
 and prints its verdict as JSON on the last non-empty stdout line (it may log
 before that)::
@@ -45,6 +49,8 @@ class CodeJudgeParams(Params):
     timeout_ms: int = Field(default=30_000, gt=0)
     memory_mb: int = Field(default=512, ge=64)
     config: dict[str, Any] = {}  # passed through to the judge as `config`
+    # AgentV: the folder (relative to the suite file) the command's relative paths are read from.
+    cwd: str | None = None
 
     @model_validator(mode="after")
     def _one_program(self) -> "CodeJudgeParams":
@@ -81,7 +87,9 @@ class CodeJudge(Grader[CodeJudgeParams]):
     async def agrade(self, params: CodeJudgeParams, inp: GradeInput) -> Outcome:
         from eval_pipelines.run.sandbox import arun_sandboxed
 
-        base = inp.suite_dir if inp.suite_dir is not None else Path.cwd()
+        base = Path(inp.suite_dir) if inp.suite_dir is not None else Path.cwd()
+        if params.cwd:
+            base = base / params.cwd
         try:
             argv, files = _program(params, Path(base))
         except _Problem as exc:
@@ -95,6 +103,12 @@ class CodeJudge(Grader[CodeJudgeParams]):
             "metadata": inp.case.metadata,
             "config": params.config,
             "test_id": inp.case.id,
+            # AgentV's names for the same values (its code judges read these).
+            "question": inp.case.user_text,
+            "candidate_answer": inp.output,
+            "reference_answer": inp.case.expected_output,
+            "expected_outcome": inp.case.criteria,
+            "input_messages": [m.model_dump() for m in inp.case.input],
         }
         stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
         timeout_s = params.timeout_ms / 1000
