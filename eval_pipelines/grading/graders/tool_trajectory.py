@@ -18,7 +18,8 @@ Arguments (``args_match``, per item or for the whole assertion):
 or a list of dotted field paths (only those are compared). ``args: any``
 checks the name only. ``max_duration_ms`` on an item adds one aspect: the
 matched call's ``duration_ms`` must not exceed it (missing timing: skipped,
-neutral, noted in details).
+neutral, noted in details). ``output`` on an item: the call's result must
+contain it (AgentV's static-trace examples check tool results this way).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class ExpectedCall(BaseModel):
     args: dict[str, Any] | Literal["any"] | None = None
     args_match: ArgsMode | None = None
     max_duration_ms: float | None = Field(default=None, gt=0)
+    # AgentV: what the tool returned must contain this (mappings: these keys, recursively;
+    # lists: each listed item matches some returned item; anything else: equal).
+    output: Any = None
 
 
 class ToolTrajectoryParams(Params):
@@ -72,6 +76,16 @@ class Call(BaseModel):
     name: str
     args: dict[str, Any]
     duration_ms: float | None = None
+    result: Any = None
+
+
+def contains(got: Any, want: Any) -> bool:
+    """``want`` is found in ``got``: mappings by key (recursively), lists item by item, else equal."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and all(k in got and contains(got[k], v) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(got, list) and all(any(contains(g, w) for g in got) for w in want)
+    return got == want
 
 
 def actual_calls(trace: list[dict[str, Any]]) -> list[Call]:
@@ -84,7 +98,8 @@ def actual_calls(trace: list[dict[str, Any]]) -> list[Call]:
         args = step.get("args", step.get("arguments", step.get("input"))) or {}
         duration = step.get("duration_ms", step.get("durationMs"))
         calls.append(Call(name=str(name), args=args if isinstance(args, dict) else {"value": args},
-                          duration_ms=duration if isinstance(duration, (int, float)) else None))
+                          duration_ms=duration if isinstance(duration, (int, float)) else None,
+                          result=step.get("result", step.get("output"))))
     return calls
 
 
@@ -116,7 +131,8 @@ def args_match(expected: ExpectedCall, call: Call, default: Any) -> bool:
 
 
 def _matches(expected: ExpectedCall, call: Call, default: Any) -> bool:
-    return call.name == expected.tool and args_match(expected, call, default)
+    return call.name == expected.tool and args_match(expected, call, default) and (
+        expected.output is None or contains(call.result, expected.output))
 
 
 class _Tally:
@@ -158,7 +174,7 @@ def _in_order(params: ToolTrajectoryParams, calls: list[Call], tally: _Tally) ->
             call = calls[position]
             position += 1
             if call.name == want.tool:
-                found = call if args_match(want, call, params.args_match) else False
+                found = call if _matches(want, call, params.args_match) else False
                 break
         tally.aspect(bool(found), f"expected {want.tool} at position {i}: "
                      + ("arguments differ" if found is False else "not found in the remaining calls"), want.tool)

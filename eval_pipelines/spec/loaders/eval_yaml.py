@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_env import interpolate
 from eval_pipelines.spec.loaders.agentv_workspace import parse_workspace
 from eval_pipelines.spec.loaders.eval_yaml_cases import SuiteDefaults, collect_tests
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
@@ -122,7 +123,13 @@ def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str,
 
 def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = LoadContext(policy)
-    raw = doc.data
+    raw, used, missing = interpolate(doc.data, lambda path, message, expected: ctx.error(doc, path, message, expected))
+    if used:
+        ctx.warnings.append(f"{doc.file}: interpolated from the environment: {', '.join(used)}")
+    if missing:
+        ctx.warnings.append(f"{doc.file}: environment variable(s) not set, interpolated as empty text: "
+                            + ", ".join(missing))
+    doc = Document(doc.file, raw, doc.lines)
     if not isinstance(raw, dict):
         raise SpecErrors.single(doc.file, f"top level is {type(raw).__name__}", line=1,
                                 expected="a mapping with `tests`")
