@@ -253,7 +253,7 @@ class Suite(Model):
     tags: list[str] = Field(default_factory=list)
     license: str | None = None
     requires: dict[str, str] = Field(default_factory=dict)
-    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes"]
+    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes", "agent-skills-evals"]
     source_file: str
     profile: str | None = None
     system_prompt: str | None = None
