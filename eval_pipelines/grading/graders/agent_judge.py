@@ -43,7 +43,7 @@ from pydantic import Field, field_validator
 
 from eval_pipelines.grading.graders import _judging as J
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
-from eval_pipelines.grading.graders.rubrics import RubricItem
+from eval_pipelines.grading.graders.rubrics import RubricItem, plain_string_items
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
              ".pytest_cache"}
@@ -62,6 +62,11 @@ class AgentJudgeParams(Params):
     prompt: str | None = Field(default=None, min_length=1)
     # AgentV: rubric items the audit checks ({id, outcome, weight, required}, or plain strings).
     rubrics: list[RubricItem] = []
+
+    @field_validator("rubrics", mode="before")
+    @classmethod
+    def _plain_strings(cls, value: Any) -> Any:
+        return plain_string_items(value)
     max_steps: int = Field(default=5, ge=1, le=50)
     include_globs: list[str] = Field(default_factory=lambda: ["**/*"], min_length=1)
     max_bytes: int = Field(default=200_000, ge=0)

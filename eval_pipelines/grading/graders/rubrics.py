@@ -60,6 +60,14 @@ def _agentv_item(raw: Any) -> Any:
     return item
 
 
+def plain_string_items(value: Any) -> Any:
+    """AgentV: a criterion may be a plain string, the outcome itself (ids criterion-1, ...)."""
+    if isinstance(value, list):
+        return [{"id": f"criterion-{i + 1}", "outcome": item} if isinstance(item, str) else item
+                for i, item in enumerate(value)]
+    return value
+
+
 class RubricItem(Params):
     id: str = Field(min_length=1)
     outcome: str = Field(min_length=1)
@@ -94,11 +102,7 @@ class RubricsParams(Params):
     @field_validator("criteria", mode="before")
     @classmethod
     def _plain_strings(cls, value: Any) -> Any:
-        # AgentV: a criterion may be a plain string, the outcome itself.
-        if isinstance(value, list):
-            return [{"id": f"criterion-{i + 1}", "outcome": item} if isinstance(item, str) else item
-                    for i, item in enumerate(value)]
-        return value
+        return plain_string_items(value)
 
     @field_validator("criteria")
     @classmethod

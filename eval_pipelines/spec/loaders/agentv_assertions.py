@@ -61,16 +61,15 @@ def _code_judge(raw: dict[str, Any], where: str, warn: Warn) -> dict[str, Any]:
     out = {k: v for k, v in raw.items() if k in CODE_JUDGE_KEYS}
     if isinstance(out.get("script"), list):
         out["command"] = out.pop("script")
-    config = dict(out.get("config") or {}) if isinstance(out.get("config"), dict) else out.get("config")
+    config = out.get("config", {})
     extra = {k: v for k, v in raw.items() if k not in CODE_JUDGE_KEYS}
     if "target" in extra:
         warn(f"{where}: code_judge `target` (a judge calling a model through AgentV's target proxy) is not "
              "available here: the judge runs without model access; `target` is passed to it in `config`")
     if extra:
         if not isinstance(config, dict):
-            return out  # the grader refuses a non-mapping `config`
-        config.update(extra)
-        out["config"] = config
+            return raw  # the grader refuses a non-mapping `config` (and says so)
+        out["config"] = {**config, **extra}
     return out
 
 
