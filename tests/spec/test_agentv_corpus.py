@@ -8,6 +8,7 @@ reaches the loaded test's messages, in the same message, role kept.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ def _written_texts(content: Any, base: Path) -> list[str]:
     """What the YAML says a message carries: its strings, text parts, and file parts' contents."""
     if isinstance(content, str):
         return [content]
+    if isinstance(content, dict):  # a structured payload goes out as indented JSON
+        return [json.dumps(content, indent=2, ensure_ascii=False, default=str)]
     out: list[str] = []
     for part in content if isinstance(content, list) else []:
         if part.get("type") == "file":

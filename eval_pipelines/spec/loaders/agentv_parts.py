@@ -104,7 +104,7 @@ def message_text(ctx: Context, doc: Document, path: tuple[Any, ...], content: An
     if isinstance(content, str):
         return content
     if isinstance(content, dict):
-        return json.dumps(content, indent=2, ensure_ascii=False)
+        return json.dumps(content, indent=2, ensure_ascii=False, default=str)  # YAML dates as written
     if isinstance(content, (int, float)) and not isinstance(content, bool):
         return str(content)
     if not isinstance(content, list):

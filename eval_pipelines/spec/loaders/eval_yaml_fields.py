@@ -53,7 +53,7 @@ def content_text(value: Any) -> str:
     if isinstance(value, list):  # typed content parts: their text (`value`, or OpenAI's `text`)
         return "\n".join(part_texts(value))
     if isinstance(value, dict):
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return str(value)
 
 
