@@ -25,6 +25,9 @@ def as_skill(suite_file: Path, root: Path) -> tuple[Path, Path]:
     name = example.name.lower()
     package = root / "skills" / name / "1.0.0"
     shutil.copytree(example, package)
+    for other in package.rglob("*.eval.yaml"):  # one suite per package: the one under test
+        if other.relative_to(package) != suite_file.relative_to(example):
+            other.unlink()
     (package / "SKILL.md").write_text(f"---\nname: {name}\ndescription: AgentV example {name}\nversion: 1.0.0\n"
                                       "---\nAnswer the task.\n", encoding="utf-8")
     suite, _ = load(suite_file)
