@@ -52,7 +52,7 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
         monkeypatch.setenv(name, value)
     ran = 0
     for suite_file in ACCEPTED:
-        root = tmp_path / suite_file.relative_to(CORPUS).parts[2]
+        root = tmp_path / "-".join(suite_file.relative_to(CORPUS).with_suffix("").parts[2:])
         package, copied = as_skill(suite_file, root)
         db = root / "results.duckdb"
         code = main(["--root", str(root), "run", str(package), "--db", str(db)])
