@@ -389,3 +389,11 @@ def test_yaml_merge_key_followed_by_an_override(tmp_path: Path) -> None:
             id: b
             input: x
     """))
+
+
+def test_did_you_mean_never_names_the_same_field() -> None:
+    from eval_pipelines.spec.errors import unknown_field
+
+    # The message the issue quotes: a field known one level up was suggested to itself.
+    assert unknown_field("args_match", ["args_match", "mode"]) == "field 'args_match' is not allowed at this level"
+    assert unknown_field("asert", ["assert"]) == "unknown field 'asert'; did you mean 'assert'?"
