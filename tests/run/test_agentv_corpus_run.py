@@ -6,13 +6,16 @@ input text the YAML wrote."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from eval_pipelines.cli import EXIT_INVALID, main
 from eval_pipelines.store.connection import connect
+from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 from tests.spec.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpolated, _written_texts, load, \
     package_of
 
@@ -45,15 +48,31 @@ def as_skill(suite_file: Path, root: Path) -> tuple[Path, Path]:
     return package, package / suite_file.relative_to(example)
 
 
+def stand_in_judge(body: dict[str, Any]) -> str:
+    """The fake judge: a verdict every judge parser here accepts (a score, and one per rubric id)."""
+    prompt = last_user_message(body)
+    ids = set(re.findall(r"^- \*\*([^*]+)\*\*", prompt, flags=re.MULTILINE))
+    return json.dumps({"score": 0.9, "passed": True, "reasoning": "stand-in judge",
+                       "scores": {i: 1 for i in ids}})
+
+
 @pytest.mark.slow
 def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+                                             capsys: pytest.CaptureFixture[str],
+                                             fake_openai: FakeOpenAIServer) -> None:
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    fake_openai.responder = stand_in_judge
     ran = 0
+    graded: dict[str, int] = {}
     for suite_file in ACCEPTED:
         root = tmp_path / "-".join(suite_file.relative_to(CORPUS).with_suffix("").parts[2:])
         package, copied = as_skill(suite_file, root)
+        # The judge is a project target (never a target under test): the fake server over real HTTP.
+        (root / "targets.yaml").write_text(
+            f"targets:\n  - {{name: judge, type: openai, model: judge-model, base_url: '{fake_openai.base_url}'}}\n",
+            encoding="utf-8")
         db = root / "results.duckdb"
         code = main(["--root", str(root), "run", str(package), "--db", str(db)])
         out, err = capsys.readouterr()
@@ -61,6 +80,8 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
         with connect(db) as con:
             stored = {r[0]: json.loads(r[1]) for r in con.execute("SELECT test_id, messages FROM test_cases").fetchall()}
             outputs = con.execute("SELECT count(*) FROM model_outputs").fetchone()[0]
+            for status, count in con.execute("SELECT status, count(*) FROM grades GROUP BY status").fetchall():
+                graded[status] = graded.get(status, 0) + count
         suite, _ = load(suite_file)
         assert set(stored) == {c.id for c in suite.tests}, suite_file
         assert outputs >= len(suite.tests)
@@ -75,5 +96,6 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
                     assert _interpolated(text) in kept["content"], (suite_file, text[:60])
         ran += 1
     with capsys.disabled():
-        print(f"\nAgentV corpus: {ran} of {len(SUITES)} example suites ran offline")
+        print(f"\nAgentV corpus: {ran} of {len(SUITES)} example suites ran offline; grades by status: {graded}")
     assert ran == len(ACCEPTED)
+    assert graded.get("graded", 0) > graded.get("error", 0)  # the judged assertions were judged

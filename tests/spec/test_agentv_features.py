@@ -368,6 +368,10 @@ def test_env_interpolation_and_secret_names(tmp_path: Path, monkeypatch: pytest.
         tests: [{id: a, input: "key is ${{ OPENAI_API_KEY }}"}]
     """))
     assert "looks like a secret" in text and "sk-do-not-store" not in text
+    from eval_pipelines.spec.loaders.agentv_env import looks_secret
+
+    assert [looks_secret(n) for n in ("GITHUB_TOKEN", "DB_PASSWORD", "AUTH", "AUTHOR_NAME", "MONKEY_COUNT")] == [
+        True, True, True, False, False]
 
 
 def test_yaml_merge_key_followed_by_an_override(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ variable's value, a missing variable giving the empty string. We do the same at
 load time, with two rules of our own, because what is interpolated ends up in
 stored rows (``test_cases.input``, ``criteria``, ...) and in requests:
 
-- A variable whose name looks like a secret (``KEY``, ``TOKEN``, ``SECRET``,
-  ``PASSWORD``, ``PASSWD``, ``CREDENTIAL``, ``AUTH``, ``COOKIE``, ``SESSION`` in
-  its name) is refused: its value would be written to DuckDB and reports.
+- A variable whose name looks like a secret (``TOKEN``, ``SECRET``, ``PASSWORD``,
+  ``PASSWD``, ``CREDENTIAL``, ``COOKIE``, ``APIKEY`` anywhere in it, or ``KEY``,
+  ``AUTH``, ``SESSION``, ``PAT`` as one ``_``-separated part) is refused: its
+  value would be written to DuckDB and reports.
   Secrets belong in ``targets.yaml`` (``api_key_env``), read when a request is made.
 - The names used (never the values) are recorded in ``suites.warnings``, and a
   missing variable is a warning too, so a run with an empty criterion is visible.
@@ -23,7 +24,13 @@ import re
 from typing import Any, Callable, Mapping
 
 PATTERN = re.compile(r"\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+# Long words anywhere in the name; short ones only as a whole `_` segment (AUTHOR_NAME is no secret).
+SECRET_WORD = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|COOKIE|APIKEY", re.IGNORECASE)
+SECRET_SEGMENTS = {"KEY", "AUTH", "SESSION", "PAT"}
+
+
+def looks_secret(name: str) -> bool:
+    return bool(SECRET_WORD.search(name)) or any(s in SECRET_SEGMENTS for s in name.upper().split("_"))
 
 ErrorAt = Callable[[tuple[Any, ...], str, str], None]
 
@@ -38,7 +45,7 @@ def interpolate(data: Any, error: ErrorAt, environ: Mapping[str, str] | None = N
     def text(value: str, path: tuple[Any, ...]) -> str:
         def one(match: re.Match[str]) -> str:
             name = match.group(1)
-            if SECRET_NAME.search(name):
+            if looks_secret(name):
                 error(path, f"${{{{ {name} }}}} looks like a secret and would be stored with the test",
                       "no secrets in suite files: give them to targets through targets.yaml `api_key_env`")
                 return match.group(0)
