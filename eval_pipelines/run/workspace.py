@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval_pipelines.spec.models import Suite, WorkspaceScript
+from eval_pipelines.spec.models import Suite, WorkspaceRepo, WorkspaceScript
 from eval_pipelines.run.targets.command import scrubbed_environment
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -86,9 +86,25 @@ def prepare(suite: Suite, package_root: Path, folder: Path) -> Workspace:
     extra = dict(spec.setup.environment) if spec and spec.setup else {}
     extra["EVAL_WORKSPACE"] = str(folder)
     env = scrubbed_environment() | extra
+    for repo in spec.repos if spec else []:
+        _clone(repo, folder, env)
     if spec and spec.setup:
         run_script("setup", spec.setup, folder, env, package_root)
     return Workspace(folder, extra)
+
+
+def _clone(repo: WorkspaceRepo, folder: Path, env: dict[str, str]) -> None:
+    """``git clone`` a ``workspace.repos`` entry into its path inside the workspace."""
+    target = (folder / repo.path).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise WorkspaceError(f"repo path {repo.path!r} is outside the workspace")
+    argv = ["git", "clone", "--quiet"]
+    if repo.depth:
+        argv += ["--depth", str(repo.depth)]
+    if repo.ref:
+        argv += ["--branch", repo.ref]
+    run_script(f"clone of {repo.url}", WorkspaceScript(script=[*argv, "--", repo.url, str(target)]), folder, env,
+               folder)
 
 
 def teardown(suite: Suite, package_root: Path, workspace: Workspace) -> str | None:

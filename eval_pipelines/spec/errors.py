@@ -43,6 +43,10 @@ def closest_key(key: str, known: Iterable[str]) -> str | None:
 def unknown_field(key: str, suggestions: Iterable[str]) -> str:
     """``unknown field 'asert'; did you mean 'assert'?`` (the hint only when one is close)."""
     guess = closest_key(key, suggestions)
+    if guess == key:
+        # The name exists, one level up or down (e.g. `args_match` inside an `expected` item
+        # when it was meant for the assertion): suggesting the same name would only confuse.
+        return f"field {key!r} is not allowed at this level"
     return f"unknown field {key!r}" + (f"; did you mean {guess!r}?" if guess else "")
 
 

@@ -13,6 +13,7 @@ from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, find_suite_file, inside_package, open_package
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_prompt_modes
+from eval_pipelines.spec.loaders.skill_evals_json import is_skill_evals, load_skill_evals
 from eval_pipelines.spec.loaders.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
 from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
@@ -26,6 +27,8 @@ def detect_format(doc: Document) -> str:
         return "prompt-modes"
     if is_harness(data):
         return "harness"
+    if is_skill_evals(doc):
+        return "agent-skills-evals"  # skill-creator's evals/evals.json
     if isinstance(data, dict) and "testCases" in data:
         return "skill-tests"
     if doc.file.suffix.lower() == ".json" and (isinstance(data, list) or "tests" not in (data or {})):
@@ -84,6 +87,8 @@ def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
         return load_prompt_modes(doc)
     if kind == "harness":
         return load_harness(doc, policy)
+    if kind == "agent-skills-evals":
+        return load_skill_evals(doc, policy)
     return load_eval_yaml(doc, policy)
 
 

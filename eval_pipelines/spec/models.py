@@ -179,6 +179,15 @@ class WorkspaceScript(Model):
     environment: dict[str, str] = Field(default_factory=dict)
 
 
+class WorkspaceRepo(Model):
+    """A git repository cloned into the workspace before ``setup`` (AgentV ``workspace.repos``)."""
+
+    path: str
+    url: str
+    ref: str | None = None
+    depth: int | None = Field(default=None, ge=1)
+
+
 class Workspace(Model):
     """Seed 001 ``workspace`` / seed 000 ``setup``/``teardown``: a per-run folder."""
 
@@ -186,6 +195,7 @@ class Workspace(Model):
     setup: WorkspaceScript | None = None
     teardown: WorkspaceScript | None = None
     dependencies: list[str] = Field(default_factory=list)
+    repos: list[WorkspaceRepo] = Field(default_factory=list)
 
 
 class Reporting(Model):
@@ -251,7 +261,7 @@ class Suite(Model):
     tags: list[str] = Field(default_factory=list)
     license: str | None = None
     requires: dict[str, str] = Field(default_factory=dict)
-    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes"]
+    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes", "agent-skills-evals"]
     source_file: str
     profile: str | None = None
     system_prompt: str | None = None

@@ -229,5 +229,17 @@ def find_suite_file(root: Path) -> Path:
     for candidate in SUITE_CANDIDATES:
         if (root / candidate).is_file():
             return inside_package(root, root / candidate)
+    # Agent Skills (skill-creator) keep their evals in evals/evals.json; AgentV names its
+    # suites *.eval.yaml (evals/dataset.eval.yaml, ...): one of those is the package's suite.
+    if (root / "evals" / "evals.json").is_file():
+        return inside_package(root, root / "evals" / "evals.json")
+    agentv = sorted(p for p in root.rglob("*.eval.yaml")
+                    if not any(part.startswith(".") or part in IGNORED_PARTS for part in p.relative_to(root).parts))
+    if len(agentv) == 1:
+        return inside_package(root, agentv[0])
+    if len(agentv) > 1:
+        raise SpecErrors.single(root, "several AgentV suites: " + ", ".join(str(p.relative_to(root)) for p in agentv),
+                                expected="one *.eval.yaml per skill package (or an eval.yaml naming the suite)")
     raise SpecErrors.single(root, "no eval suite found",
-                            expected="one of " + ", ".join(SUITE_CANDIDATES))
+                            expected="one of " + ", ".join(SUITE_CANDIDATES)
+                            + ", evals/evals.json or a single *.eval.yaml")

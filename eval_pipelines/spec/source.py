@@ -105,9 +105,12 @@ class _Walker:
                 expected="plain YAML mappings, lists and scalars",
             )
         if isinstance(node, yaml.MappingNode):
-            self.constructor.flatten_mapping(node)  # resolves `<<` merge keys
+            own = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+            self.constructor.flatten_mapping(node)  # resolves `<<` merge keys: merged pairs come first
+            merged_count = len(node.value) - own
             out: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
+            from_merge: set[str] = set()  # keys whose value came from a `<<` merge, not written here
+            for position, (key_node, value_node) in enumerate(node.value):
                 key = self.constructor.construct_object(key_node, deep=True)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
                     raise SpecErrors.single(
@@ -117,7 +120,16 @@ class _Walker:
                         line=key_node.start_mark.line + 1,
                     )
                 key = str(key) if not isinstance(key, str) else key
-                if key in out:
+                if position < merged_count:
+                    # PyYAML lists the merged mappings last-listed first, so a later pair
+                    # overriding an earlier one gives YAML 1.1's "first listed wins".
+                    out.pop(key, None)
+                    from_merge.add(key)
+                elif key in from_merge:
+                    # A key written next to `<<` overrides the merged value (YAML 1.1 merge semantics).
+                    from_merge.discard(key)
+                    del out[key]
+                elif key in out:
                     raise SpecErrors.single(
                         self.file,
                         f"duplicate key {key!r}",

@@ -688,7 +688,8 @@ def test_agent_judge_errors(fake_openai: FakeOpenAIServer, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("config, message", [
-    ({}, "Field required"),
+    ({"prompt": ""}, "at least 1 character"),
+    ({"rubrics": [{"id": "a"}]}, "outcome"),
     ({"prompt": "p", "max_steps": 0}, "greater than or equal to 1"),
     ({"prompt": "p", "include_globs": ["../*"]}, "relative pattern"),
     ({"prompt": "p", "include_globs": []}, "at least 1"),

@@ -341,17 +341,20 @@ def test_description_required_when_name_present(tmp_path: Path) -> None:
     assert len(errors) == 1
     err = errors[0]
     assert err.path == ("description",)
-    assert err.message == "required when any metadata field is present"
+    assert err.message == "required when the suite has a `name` (the metadata block)"
     assert err.expected == "a non-empty string"
 
 
-def test_any_metadata_field_requires_name_and_description(tmp_path: Path) -> None:
-    errors = load_errors(write(tmp_path / "eval.yaml", """
+def test_name_opens_the_metadata_block_description_alone_is_ordinary(tmp_path: Path) -> None:
+    # AgentV's rule: without `name`, `description` and `version` are ordinary suite fields.
+    suite, _ = load_suite(write(tmp_path / "eval.yaml", """
+        description: What this suite checks
         version: "1.0"
         tests:
           - input: x
     """))
-    assert {e.path for e in errors} == {("name",), ("description",)}
+    assert suite.description == "What this suite checks" and suite.version == "1.0"
+    assert suite.name == "eval"
 
 
 def test_description_too_long(tmp_path: Path) -> None:

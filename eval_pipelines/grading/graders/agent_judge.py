@@ -9,7 +9,9 @@ How far it goes
       content is used (the file that crosses the limit is cut); binary files
       (a NUL byte or invalid UTF-8) are listed but never shown.
     * The judge also sees ``prompt`` (a template or prompt file, as for
-      ``llm_judge``: ``{input}``, ``{output}``, ``{expected}``, ``{criteria}``),
+      ``llm_judge``: ``{input}``, ``{output}``, ``{expected}``, ``{criteria}``;
+      without one, AgentV's default: audit the run against the test's
+      ``criteria``) and ``rubrics`` (AgentV: a checklist, required items gate),
       the case, the final output and the run's trace (as JSON, first 20,000
       characters).
     * Steps: this is not a tool-calling agent. It is a JSON request loop of at
@@ -41,6 +43,7 @@ from pydantic import Field, field_validator
 
 from eval_pipelines.grading.graders import _judging as J
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.grading.graders.rubrics import RubricItem, plain_string_items
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
              ".pytest_cache"}
@@ -50,8 +53,20 @@ TRACE_CHARS = 20_000
 NUL_PROBE = 8192
 
 
+# AgentV: an agent_judge without `prompt` judges the run against the test's `criteria`.
+DEFAULT_TASK = ("Audit the work of the agent below: does it meet these criteria?\n\n"
+                "## Criteria\n{criteria}")
+
+
 class AgentJudgeParams(Params):
-    prompt: str = Field(min_length=1)
+    prompt: str | None = Field(default=None, min_length=1)
+    # AgentV: rubric items the audit checks ({id, outcome, weight, required}, or plain strings).
+    rubrics: list[RubricItem] = []
+
+    @field_validator("rubrics", mode="before")
+    @classmethod
+    def _plain_strings(cls, value: Any) -> Any:
+        return plain_string_items(value)
     max_steps: int = Field(default=5, ge=1, le=50)
     include_globs: list[str] = Field(default_factory=lambda: ["**/*"], min_length=1)
     max_bytes: int = Field(default=200_000, ge=0)
@@ -190,6 +205,14 @@ VERDICT_FORMAT = ('{"score": <number from 0 to 1>, "passed": <true or false>, '
                   '"reasoning": "<brief explanation citing the files>"}')
 
 
+def rubric_block(items: list[RubricItem]) -> str:
+    """The rubric as a checklist; the verdict's score must reflect it (required items gate it)."""
+    lines = [f"- **{i.id}** (weight {i.weight:g}{', required' if i.minimum() is not None else ''}): {i.outcome}"
+             for i in items]
+    return ("## Rubric\nCheck each item against the workspace and the output. The score is the weighted "
+            "share of items met; if a required item is not met, the score must be 0.\n" + "\n".join(lines))
+
+
 class AgentJudge(Grader[AgentJudgeParams]):
     type = "agent_judge"
     group = "model-graded"  # section of docs/assertions.md
@@ -202,9 +225,12 @@ class AgentJudge(Grader[AgentJudgeParams]):
         if judge is None:
             return J.no_judge()
         try:
-            template, prompt_file = J.resolve_prompt(params.prompt, inp.suite_dir)
+            template, prompt_file = (J.resolve_prompt(params.prompt, inp.suite_dir) if params.prompt is not None
+                                     else (DEFAULT_TASK, None))
         except OSError as exc:
             return Outcome(0.0, str(exc), {"judge_model": J.judge_model(judge)}, status="error")
+        if params.rubrics:
+            template = template.rstrip() + "\n\n" + rubric_block(params.rubrics)
         criteria = inp.case.criteria or J.DEFAULT_CRITERIA
         task = J.render(template, {
             "input": J.input_text(inp.case), "output": inp.output,

@@ -4,7 +4,11 @@ A judge is a user-written Python or JavaScript program (or any command) that
 reads one JSON object on stdin::
 
     {"input": ..., "output": ..., "expected": ..., "criteria": ..., "trace": [...],
-     "metadata": {...}, "config": {...}, "test_id": "..."}
+     "metadata": {...}, "config": {...}, "test_id": "...",
+     "question", "candidate_answer", "reference_answer", "expected_outcome", "input_messages"}
+
+(the last five are AgentV's names of the same values, so its judges run unchanged;
+``cwd`` names the folder, relative to the suite, its relative paths are read from)
 
 and prints its verdict as JSON on the last non-empty stdout line (it may log
 before that)::
@@ -45,6 +49,8 @@ class CodeJudgeParams(Params):
     timeout_ms: int = Field(default=30_000, gt=0)
     memory_mb: int = Field(default=512, ge=64)
     config: dict[str, Any] = {}  # passed through to the judge as `config`
+    # AgentV: the folder (relative to the suite file) the command's relative paths are read from.
+    cwd: str | None = None
 
     @model_validator(mode="after")
     def _one_program(self) -> "CodeJudgeParams":
@@ -81,21 +87,14 @@ class CodeJudge(Grader[CodeJudgeParams]):
     async def agrade(self, params: CodeJudgeParams, inp: GradeInput) -> Outcome:
         from eval_pipelines.run.sandbox import arun_sandboxed
 
-        base = inp.suite_dir if inp.suite_dir is not None else Path.cwd()
+        base = Path(inp.suite_dir) if inp.suite_dir is not None else Path.cwd()
+        if params.cwd:
+            base = base / params.cwd
         try:
             argv, files = _program(params, Path(base))
         except _Problem as exc:
             return Outcome(0.0, str(exc), {}, status="error")
-        payload = {
-            "input": inp.case.user_text,
-            "output": inp.output,
-            "expected": inp.case.expected_output,
-            "criteria": inp.case.criteria,
-            "trace": inp.trace,
-            "metadata": inp.case.metadata,
-            "config": params.config,
-            "test_id": inp.case.id,
-        }
+        payload = _payload(params, inp)
         stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
         timeout_s = params.timeout_ms / 1000
         result = await arun_sandboxed(
@@ -105,38 +104,62 @@ class CodeJudge(Grader[CodeJudgeParams]):
             memory_mb=params.memory_mb,
             files=files,
         )
-        details: dict[str, Any] = {
-            "isolation": result.isolation,
-            "duration_ms": round(result.duration_ms, 1),
-        }
-        tail = result.stderr_tail(STDERR_TAIL_CHARS)
+        return _verdict(result, timeout_s)
 
-        def error(message: str) -> Outcome:
-            if tail:
-                details["stderr_tail"] = tail
-                message = f"{message}; stderr: {tail}"
-            details["returncode"] = result.returncode
-            return Outcome(0.0, message, details, status="error")
 
-        if result.error:
-            return error(f"judge could not run: {result.error}")
-        if result.timed_out:
-            return error(f"judge timed out after {timeout_s:g} s")
-        if result.returncode != 0:
-            return error(f"judge exited with {result.returncode}")
-        try:
-            verdict = _parse_verdict(result.stdout_text())
-        except _Problem as exc:
-            return error(str(exc))
-        score, passed, reasoning, judge_details = verdict
-        details["reasoning"] = reasoning
-        details["details"] = judge_details
-        if passed is not None and passed != (score >= PASS_THRESHOLD):
-            # The judge's own verdict disagrees with its score: the score counts.
-            details["judge_passed"] = passed
-            details["score_passed"] = score >= PASS_THRESHOLD
-        reason = reasoning or f"judge score {score:g}"
-        return Outcome(score, reason, details)
+def _payload(params: CodeJudgeParams, inp: GradeInput) -> dict[str, Any]:
+    """What a judge (or a prompt program) reads on stdin."""
+    return {
+        "input": inp.case.user_text,
+        "output": inp.output,
+        "expected": inp.case.expected_output,
+        "criteria": inp.case.criteria,
+        "trace": inp.trace,
+        "metadata": inp.case.metadata,
+        "config": params.config,
+        "test_id": inp.case.id,
+        # AgentV's names for the same values (its code judges read these).
+        "question": inp.case.user_text,
+        "candidate_answer": inp.output,
+        "reference_answer": inp.case.expected_output,
+        "expected_outcome": inp.case.criteria,
+        "input_messages": [m.model_dump() for m in inp.case.input],
+    }
+
+
+def _verdict(result: Any, timeout_s: float) -> Outcome:
+    details: dict[str, Any] = {
+        "isolation": result.isolation,
+        "duration_ms": round(result.duration_ms, 1),
+    }
+    tail = result.stderr_tail(STDERR_TAIL_CHARS)
+
+    def error(message: str) -> Outcome:
+        if tail:
+            details["stderr_tail"] = tail
+            message = f"{message}; stderr: {tail}"
+        details["returncode"] = result.returncode
+        return Outcome(0.0, message, details, status="error")
+
+    if result.error:
+        return error(f"judge could not run: {result.error}")
+    if result.timed_out:
+        return error(f"judge timed out after {timeout_s:g} s")
+    if result.returncode != 0:
+        return error(f"judge exited with {result.returncode}")
+    try:
+        verdict = _parse_verdict(result.stdout_text())
+    except _Problem as exc:
+        return error(str(exc))
+    score, passed, reasoning, judge_details = verdict
+    details["reasoning"] = reasoning
+    details["details"] = judge_details
+    if passed is not None and passed != (score >= PASS_THRESHOLD):
+        # The judge's own verdict disagrees with its score: the score counts.
+        details["judge_passed"] = passed
+        details["score_passed"] = score >= PASS_THRESHOLD
+    reason = reasoning or f"judge score {score:g}"
+    return Outcome(score, reason, details)
 
 
 def _program(params: CodeJudgeParams, base: Path) -> tuple[list[str], dict[str, bytes]]:

@@ -3,13 +3,18 @@
 The inner list is ``assert`` (as in 001); children are validated like any
 assertion when the suite loads. Aggregators: ``weighted_average`` (weights by
 child ``name``; children without one weigh 1), ``min``, ``max``, ``all`` (1 when
-every child passes), ``any``, or a ``code_judge`` script that receives the
-children's results in ``config.results`` and answers like any code judge.
+every child passes), ``any``, a ``code_judge`` script that receives the
+children's results in ``config.results`` and answers like any code judge
+(AgentV spells its command ``path``), ``llm_judge`` (AgentV: the judge reads
+``prompt`` and the children's results and gives the score) or ``threshold``
+(AgentV: 1 when at least ``threshold`` of the children pass, else the share
+that passed). AgentV's ``assertions:`` for the children is read as ``assert``.
 Inner weights stay inside: the composite is one score to the outer model.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -20,16 +25,32 @@ from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 class Aggregator(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["weighted_average", "min", "max", "all", "any", "code_judge"] = "weighted_average"
+    type: Literal["weighted_average", "min", "max", "all", "any", "code_judge", "llm_judge",
+                  "threshold"] = "weighted_average"
     weights: dict[str, float] = {}
     script: str | None = None
     command: str | list[str] | None = None
     timeout_ms: int = 30_000
+    # llm_judge: the judge's instructions (text or a prompt file), given the children's results.
+    prompt: str | None = None
+    # threshold: the share of children that must pass.
+    threshold: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agentv_names(cls, raw: Any) -> Any:
+        if isinstance(raw, dict) and isinstance(raw.get("type"), str):
+            raw = {**raw, "type": raw["type"].replace("-", "_")}  # AgentV's code-judge, llm-judge
+        return raw
 
     @model_validator(mode="after")
-    def _script_for_code_judge(self) -> "Aggregator":
+    def _fields_for_type(self) -> "Aggregator":
         if self.type == "code_judge" and not (self.script or self.command):
-            raise ValueError("a code_judge aggregator needs `script` or `command`")
+            raise ValueError("a code_judge aggregator needs `script` or `command` (AgentV: `path`)")
+        if self.type == "llm_judge" and not self.prompt:
+            raise ValueError("an llm_judge aggregator needs a `prompt`")
+        if self.type == "threshold" and self.threshold is None:
+            raise ValueError("a threshold aggregator needs `threshold` (the share of children that must pass)")
         return self
 
 
@@ -88,6 +109,15 @@ class Composite(Grader[CompositeParams]):
         agg = params.agg
         if agg.type == "code_judge":
             return await self._script(agg, results, inp)
+        if agg.type == "llm_judge":
+            return await self._judge(agg, results, inp)
+        if agg.type == "threshold":
+            share = sum(1 for g in scored if g.passed) / len(scored)
+            ok = share >= (agg.threshold or 0.0)
+            return Outcome(1.0 if ok else share,
+                           f"{share:.0%} of {len(scored)} nested assertions passed "
+                           f"({'>=' if ok else '<'} threshold {agg.threshold:g})",
+                           {"children": results, "aggregator": "threshold", "passed_share": share})
         gate_failures = [g.assertion_name for g in scored
                          if g.required is not False and not g.passed]
         if agg.type == "weighted_average":
@@ -108,6 +138,22 @@ class Composite(Grader[CompositeParams]):
         if gate_failures:
             reason += f"; required nested assertion(s) failed: {', '.join(gate_failures)}"
         return Outcome(score, reason, {"children": results, "aggregator": agg.type})
+
+    async def _judge(self, agg: Aggregator, results: list[dict[str, Any]], inp: GradeInput) -> Outcome:
+        """AgentV's llm_judge aggregator: the judge reads the children's results and gives one score."""
+        from eval_pipelines.grading.graders._judging import resolve_prompt
+
+        assert inp.grade_nested is not None and agg.prompt is not None
+        try:
+            template, _ = resolve_prompt(agg.prompt, inp.suite_dir)
+        except OSError as exc:
+            return Outcome(0.0, f"aggregator prompt: {exc}", {"children": results}, status="error")
+        prompt = (template.rstrip() + "\n\n## Results of the Nested Assertions\n"
+                  + json.dumps(results, indent=2, default=str) + "\n\n## System Output\n{output}")
+        grade = await inp.grade_nested({"type": "llm_judge", "name": "aggregator", "prompt": prompt}, 0)
+        return Outcome(grade.score, f"aggregator judge: {grade.reason}",
+                       {"children": results, "aggregator": "llm_judge", "judge": grade.details},
+                       status=grade.status)
 
     async def _script(self, agg: Aggregator, results: list[dict[str, Any]], inp: GradeInput) -> Outcome:
         assert inp.grade_nested is not None

@@ -1,7 +1,8 @@
 """``field_accuracy`` (seed 001): compare fields of a JSON output with expected values.
 
 Each field scores 0..1 (exact, numeric within a tolerance, case-insensitive or
-substring); the grade is their weighted mean, or all-or-nothing on request.
+substring, or ``date``: both sides read as dates in any of ``formats``, AgentV's
+tokens ``YYYY``/``MMM``/``MM``/``DD``); the grade is their weighted mean, or all-or-nothing on request.
 Expected values come from the field entry, else from ``expected_output`` (a
 JSON object or JSON text) at the same path.
 """
@@ -9,6 +10,7 @@ JSON object or JSON text) at the same path.
 from __future__ import annotations
 
 import json
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -26,7 +28,16 @@ class FieldSpec(BaseModel):
     path: str = Field(min_length=1)
     # Absent (not merely null): read from expected_output at the same path.
     expected: Any = None
-    match: Literal["exact", "numeric", "numeric_tolerance", "case_insensitive", "contains"] = "exact"
+    match: Literal["exact", "numeric", "numeric_tolerance", "case_insensitive", "contains", "date"] = "exact"
+    # match: date (AgentV): the formats dates may be written in, e.g. DD-MMM-YYYY, YYYY-MM-DD, MM/DD/YYYY.
+    formats: list[str] = Field(default_factory=lambda: list(DEFAULT_DATE_FORMATS))
+
+    @field_validator("formats")
+    @classmethod
+    def _known_tokens(cls, value: list[str]) -> list[str]:
+        for fmt in value:
+            strptime_format(fmt)
+        return value
     tolerance: float = Field(default=0.0, ge=0)
     relative: bool = False
     weight: float = Field(default=1.0, ge=0)
@@ -43,6 +54,39 @@ class FieldAccuracyParams(Params):
         if not value:
             raise ValueError("list at least one field")
         return value
+
+
+DEFAULT_DATE_FORMATS = ("YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY", "DD/MM/YYYY", "MMM DD, YYYY")
+_DATE_TOKENS = (("YYYY", "%Y"), ("MMMM", "%B"), ("MMM", "%b"), ("YY", "%y"), ("MM", "%m"), ("DD", "%d"),
+                ("M", "%m"), ("D", "%d"))
+
+
+def strptime_format(fmt: str) -> str:
+    """AgentV's date format (YYYY, YY, MMMM, MMM, MM, M, DD, D) as a ``strptime`` format."""
+    out, i = "", 0
+    while i < len(fmt):
+        for token, code in _DATE_TOKENS:
+            if fmt.startswith(token, i):
+                out, i = out + code, i + len(token)
+                break
+        else:
+            if fmt[i].isalpha():
+                raise ValueError(f"unknown date token at {fmt[i:]!r} in {fmt!r} (use YYYY, YY, MMM, MM, DD)")
+            out, i = out + fmt[i].replace("%", "%%"), i + 1
+    return out
+
+
+def _date(value: Any, formats: list[str]) -> date | None:
+    if isinstance(value, (datetime, date)):
+        return value if not isinstance(value, datetime) else value.date()
+    if not isinstance(value, str):
+        return None
+    for fmt in formats:
+        try:
+            return datetime.strptime(value.strip(), strptime_format(fmt)).date()
+        except ValueError:
+            continue
+    return None
 
 
 def _number(value: Any) -> float | None:
@@ -68,6 +112,11 @@ def _field_score(spec: FieldSpec, actual: Any, expected: Any) -> tuple[float, st
         allowed = spec.tolerance * abs(e) if spec.relative else spec.tolerance
         ok = abs(a - e) <= allowed
         return (1.0 if ok else 0.0), f"{a:g} vs {e:g} (tolerance {allowed:g})"
+    if spec.match == "date":
+        a, e = _date(actual, spec.formats), _date(expected, spec.formats)
+        if a is None or e is None:
+            return 0.0, f"not a date in {spec.formats} ({actual!r} vs {expected!r})"
+        return (1.0 if a == e else 0.0), f"{a.isoformat()} vs {e.isoformat()}"
     if spec.match == "case_insensitive":
         ok = str(actual).strip().lower() == str(expected).strip().lower()
         return (1.0 if ok else 0.0), f"{actual!r} vs {expected!r} ignoring case"

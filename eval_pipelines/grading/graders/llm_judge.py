@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from eval_pipelines.grading.graders import _judging as J
+from eval_pipelines.grading.graders._prompt_command import PromptCommand, PromptCommandFailed, prompt_from_command
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 
 # Seed 003's model_grader_prompt; {rubric} is {criteria} here, and the response
@@ -145,7 +146,8 @@ class EvalRubric(Params):
 
 
 class LLMJudgeParams(Params):
-    prompt: str | None = None
+    # A template or prompt file, or (AgentV) `{command: [...]}`: a program that prints the prompt.
+    prompt: str | PromptCommand | None = None
     rubric: EvalRubric | str | None = None
     threshold: float = Field(default=0.8, ge=0, le=1)
     temperature: float | None = Field(default=0, ge=0, le=2)
@@ -172,7 +174,12 @@ class LLMJudge(Grader[LLMJudgeParams]):
             return J.no_judge()
         prompt_file = None
         template = DEFAULT_TEMPLATE
-        if params.prompt is not None:
+        if isinstance(params.prompt, PromptCommand):
+            try:
+                template = await prompt_from_command(params.prompt, inp)
+            except PromptCommandFailed as exc:
+                return Outcome(0.0, str(exc), {"judge_model": J.judge_model(judge)}, status="error")
+        elif params.prompt is not None:
             try:
                 template, prompt_file = J.resolve_prompt(params.prompt, inp.suite_dir)
             except OSError as exc:

@@ -89,12 +89,30 @@ class ExecutionMetricsParams(Params):
     max_tokens: int | None = Field(default=None, ge=0)
     max_cost_usd: float | None = Field(default=None, ge=0)
     max_duration_ms: float | None = Field(default=None, gt=0)
+    # AgentV: the share of tool calls that only look (read, search, list) should be near this.
+    target_exploration_ratio: float | None = Field(default=None, ge=0, le=1)
+    exploration_tolerance: float = Field(default=0.2, ge=0, le=1)
+    exploration_tools: list[str] = Field(default_factory=lambda: list(EXPLORATION_TOOLS))
 
     @model_validator(mode="after")
     def _one_limit(self) -> "ExecutionMetricsParams":
-        if all(v is None for v in self.model_dump().values()):
-            raise ValueError("give at least one max_* limit")
+        if all(getattr(self, k) is None for k in LIMITS) and self.target_exploration_ratio is None:
+            raise ValueError("give at least one max_* limit or target_exploration_ratio")
         return self
+
+
+LIMITS = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms")
+# Tool names (case-insensitive, `_`/`-` ignored) counted as exploration: they read, they do not change.
+EXPLORATION_TOOLS = ("read", "readfile", "grep", "glob", "ls", "list", "listfiles", "listdir", "search",
+                     "find", "view", "cat", "fetch", "websearch", "fetchpage")
+
+
+def _exploration_share(trace: list[dict], tools: list[str]) -> float | None:
+    names = [str(s.get("tool") or s.get("name")) for s in trace if s.get("tool") or s.get("name")]
+    if not names:
+        return None
+    wanted = {t.lower().replace("_", "").replace("-", "") for t in tools}
+    return sum(1 for n in names if n.lower().replace("_", "").replace("-", "") in wanted) / len(names)
 
 
 class ExecutionMetrics(Grader[ExecutionMetricsParams]):
@@ -114,7 +132,18 @@ class ExecutionMetrics(Grader[ExecutionMetricsParams]):
             "max_cost_usd": m.cost_usd, "max_duration_ms": m.latency_ms,
         }
         checks, failures, unmeasured = 0, [], []
-        for name, limit in params.model_dump().items():
+        if params.target_exploration_ratio is not None:
+            share = _exploration_share(inp.trace, params.exploration_tools)
+            measured["exploration_ratio"] = share
+            if share is None:
+                unmeasured.append("exploration_ratio")
+            else:
+                checks += 1
+                if abs(share - params.target_exploration_ratio) > params.exploration_tolerance:
+                    failures.append(f"exploration ratio {share:.2f} not within {params.exploration_tolerance:g} "
+                                    f"of {params.target_exploration_ratio:g}")
+        for name in LIMITS:
+            limit = getattr(params, name)
             if limit is None:
                 continue
             value = measured[name]

@@ -3,7 +3,9 @@
 Each criterion has an ``id``, the ``outcome`` the output should achieve, an
 inner ``weight`` (default 1.0), an optional ``scale`` (default 0..1) and an
 optional ``required``: ``true`` (must reach 0.8 after normalisation) or a
-number in [0, 1] (its own minimum). The judge scores every criterion in one
+number in [0, 1] (its own minimum). AgentV's spellings are read too: a plain
+string is a criterion (ids ``criterion-1``, ...), ``score_ranges`` gives the
+scale and what each band means, ``required_min_score`` a minimum on that scale. The judge scores every criterion in one
 reply ``{"scores": {id: number}, "reasoning": ...}``; each score is normalised
 on its scale and the rubric's score is their weighted mean (inner weights, as
 seed 001 keeps them apart from the outer assertion weights). A required
@@ -15,12 +17,55 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from eval_pipelines.grading.graders import _judging as J
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 
 GATE_TRUE = 0.8
+
+
+def _agentv_item(raw: Any) -> Any:
+    """AgentV's criterion spellings in ours: ``description``/``expected_outcome`` for ``outcome``,
+    ``score_ranges`` (``{0: "...", 10: "..."}`` or ``[{score_range: [lo, hi], outcome}]``) for a
+    ``scale`` with described bands, ``required_min_score`` (on that scale, else 0..10) for ``required``."""
+    if not isinstance(raw, dict):
+        return raw
+    item = dict(raw)
+    for alias in ("description", "expected_outcome"):
+        if alias in item and "outcome" not in item:
+            item["outcome"] = item.pop(alias)
+    ranges = item.pop("score_ranges", None)
+    if ranges is not None:
+        if isinstance(ranges, dict):
+            bounds = [float(k) for k in ranges]
+            described = {k: v for k, v in ranges.items()}
+        elif isinstance(ranges, list) and all(isinstance(r, dict) and isinstance(r.get("score_range"), list)
+                                              for r in ranges):
+            bounds = [float(b) for r in ranges for b in r["score_range"]]
+            described = {"-".join(str(b) for b in r["score_range"]): r.get("outcome", "") for r in ranges}
+        else:
+            raise ValueError("score_ranges must map a score to its meaning, or list {score_range, outcome}")
+        item["scale"] = {"min": min(bounds), "max": max(bounds), "descriptions": described}
+        item.setdefault("outcome", str(item.get("id", "")).replace("_", " ").replace("-", " "))
+    if "required_min_score" in item:
+        minimum = item.pop("required_min_score")
+        scale = item.get("scale") or {"min": 0.0, "max": 10.0}
+        low, high = float(scale.get("min", 0.0)), float(scale.get("max", 1.0))
+        if isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or not low <= minimum <= high:
+            raise ValueError(f"required_min_score must be a number from {low:g} to {high:g}")
+        if "scale" not in item:
+            item["scale"] = scale
+        item["required"] = (float(minimum) - low) / (high - low)
+    return item
+
+
+def plain_string_items(value: Any) -> Any:
+    """AgentV: a criterion may be a plain string, the outcome itself (ids criterion-1, ...)."""
+    if isinstance(value, list):
+        return [{"id": f"criterion-{i + 1}", "outcome": item} if isinstance(item, str) else item
+                for i, item in enumerate(value)]
+    return value
 
 
 class RubricItem(Params):
@@ -29,6 +74,11 @@ class RubricItem(Params):
     weight: float = Field(default=1.0, ge=0)
     required: bool | float = False
     scale: J.Scale = Field(default_factory=J.Scale)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agentv_spellings(cls, raw: Any) -> Any:
+        return _agentv_item(raw)
 
     @field_validator("required")
     @classmethod
@@ -48,6 +98,11 @@ class RubricItem(Params):
 class RubricsParams(Params):
     criteria: list[RubricItem] = Field(min_length=1)
     temperature: float | None = Field(default=0, ge=0, le=2)
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _plain_strings(cls, value: Any) -> Any:
+        return plain_string_items(value)
 
     @field_validator("criteria")
     @classmethod

@@ -25,12 +25,14 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors, accepted_not_used
+from eval_pipelines.spec.loaders.agentv_env import interpolate
+from eval_pipelines.spec.loaders.agentv_workspace import parse_workspace
 from eval_pipelines.spec.loaders.eval_yaml_cases import SuiteDefaults, collect_tests
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
-    EXECUTION_KEYS, LoadContext, parse_assertions, parse_max_steps, parse_messages, parse_targets, parse_tools,
+    EXECUTION_KEYS, LoadContext, assert_field, parse_assertions, parse_max_steps, parse_messages, parse_targets, parse_tools,
 )
 from eval_pipelines.spec.models import (
-    Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials, Workspace,
+    Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials,
 )
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
@@ -39,7 +41,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
     "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
-    "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps",
+    "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps", "assertions",
 }
 TRIALS_KEYS = {"count", "strategy", "cost_limit_usd"}
 
@@ -77,14 +79,13 @@ def _execution(ctx: LoadContext, doc: Document, raw: Any) -> tuple[Execution, li
 
 
 def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
-    meta_keys = ("name", "description", "version", "author", "tags", "license", "requires")
-    present = any(k in raw for k in meta_keys)
+    # AgentV's rule (and the seed's "files without metadata keep working"): `name`
+    # opens the metadata block and then needs a `description`; without `name`,
+    # `description`, `version`, `tags`, ... are ordinary suite fields.
     out: dict[str, Any] = {}
-    if not present:
-        return out
-    for key in ("name", "description"):
-        if key not in raw:
-            ctx.error(doc, (key,), "required when any metadata field is present", "a non-empty string")
+    if "name" in raw and "description" not in raw:
+        ctx.error(doc, ("description",), "required when the suite has a `name` (the metadata block)",
+                  "a non-empty string")
     name = raw.get("name")
     if name is not None:
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or len(name) > 64:
@@ -141,7 +142,13 @@ def _unused_fields(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None
 
 def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = LoadContext(policy)
-    raw = doc.data
+    raw, used, missing = interpolate(doc.data, lambda path, message, expected: ctx.error(doc, path, message, expected))
+    if used:
+        ctx.warnings.append(f"{doc.file}: interpolated from the environment: {', '.join(used)}")
+    if missing:
+        ctx.warnings.append(f"{doc.file}: environment variable(s) not set, interpolated as empty text: "
+                            + ", ".join(missing))
+    doc = Document(doc.file, raw, doc.lines)
     if not isinstance(raw, dict):
         raise SpecErrors.single(doc.file, f"top level is {type(raw).__name__}", line=1,
                                 expected="a mapping with `tests`")
@@ -153,7 +160,8 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     suite_input: list[Message] = []
     if "input" in raw:
         suite_input = parse_messages(ctx, doc, ("input",), raw["input"]) or []
-    defaults = SuiteDefaults(suite_input, parse_assertions(ctx, doc, ("assert",), raw.get("assert")) + evaluators,
+    assert_key, raw_assert = assert_field(ctx, doc, (), raw)
+    defaults = SuiteDefaults(suite_input, parse_assertions(ctx, doc, (assert_key,), raw_assert) + evaluators,
                              parse_tools(ctx, doc, ("tools",), raw.get("tools")),
                              parse_max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")))
     thresholds = raw.get("thresholds") or {}
@@ -176,13 +184,14 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             ctx.errors.extend(pydantic_errors(doc, ("regression",), exc, list(RegressionSettings.model_fields)))
     if not isinstance(raw.get("blocking", False), bool):
         ctx.error(doc, ("blocking",), f"got {raw['blocking']!r}", "true or false")
-    workspace = None
-    if "workspace" in raw:
-        try:
-            workspace = Workspace.model_validate(raw["workspace"])
-        except ValidationError as exc:
-            ctx.errors.extend(pydantic_errors(doc, ("workspace",), exc, list(Workspace.model_fields)))
+    workspace = parse_workspace(ctx, doc, raw["workspace"]) if "workspace" in raw else None
     _unused_fields(ctx, doc, raw)
+    workers = (raw.get("execution") or {}).get("workers") if isinstance(raw.get("execution"), dict) else None
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            ctx.error(doc, ("execution", "workers"), f"invalid workers {workers!r}", "a positive integer")
+        elif settings.max_concurrency is None:
+            settings.max_concurrency = workers  # AgentV's name for how many tests run at once
     tests: list[TestCase] = []
     if "tests" not in raw:
         ctx.error(doc, ("tests",), "required field is missing",

@@ -24,7 +24,7 @@ from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors, format_path
 from eval_pipelines.spec.loaders.datasets import read_test_rows
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
-    EXECUTION_KEYS, LoadContext, content_text, parse_assertions, parse_max_steps, parse_messages, parse_targets,
+    EXECUTION_KEYS, LoadContext, assert_field, content_text, parse_assertions, parse_max_steps, parse_messages, parse_targets,
     parse_tools,
 )
 from eval_pipelines.spec.models import Assertion, Message, TestCase, ToolSpec, merge_tools
@@ -33,7 +33,7 @@ from eval_pipelines.spec.source import Document
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
     "assert", "rubrics", "execution", "skip_defaults", "metadata", "tags", "category",
-    "timeout_ms", "target", "conversation_id", "note", "tools", "max_steps",
+    "timeout_ms", "target", "conversation_id", "note", "tools", "max_steps", "assertions", "reference_answer",
 }
 MAX_INCLUDE_DEPTH = 16
 
@@ -68,7 +68,8 @@ def parse_test(
     messages = parse_messages(ctx, doc, path + ("input",), raw["input"])
     if messages is None:
         return None
-    assertions = parse_assertions(ctx, doc, path + ("assert",), raw.get("assert"))
+    key, raw_assert = assert_field(ctx, doc, path, raw)
+    assertions = parse_assertions(ctx, doc, path + (key,), raw_assert)
     if "rubrics" in raw:
         ctx.warnings.append(f"{doc.file}: {path}: test-level `rubrics` is deprecated; "
                             "use `assert: [{type: rubrics, criteria: [...]}]`")
@@ -107,6 +108,11 @@ def parse_test(
     own_tools = parse_tools(ctx, doc, path + ("tools",), raw.get("tools"))
     max_steps = parse_max_steps(ctx, doc, path + ("max_steps",), raw.get("max_steps"))
     expected = raw.get("expected_output")
+    if "reference_answer" in raw:  # AgentV: the reference the judges compare with
+        if expected is not None:
+            ctx.error(doc, path + ("reference_answer",), "both `expected_output` and `reference_answer` given",
+                      "one of them (both are the reference answer)")
+        expected = raw["reference_answer"]
     if isinstance(expected, list) and expected and all(isinstance(m, dict) and "content" in m for m in expected):
         expected = "\n".join(content_text(m["content"]) for m in expected)
     try:

@@ -11,6 +11,7 @@ Used by ``eval_yaml`` (the suite) and ``eval_yaml_cases`` (its tests).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,12 +19,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecError, unknown_field_errors
+from eval_pipelines.spec.errors import SpecError, format_path, unknown_field_errors
+from eval_pipelines.spec.loaders.agentv_assertions import normalise_assertion
+from eval_pipelines.spec.loaders.agentv_parts import message_text, part_texts
 from eval_pipelines.spec.models import TOOL_NAME_PATTERN, Assertion, Message, ToolSpec, tool_parameters_problem
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
-EXECUTION_KEYS = {"targets", "target", "trials", "cache", "skip_defaults", "evaluators"}
+EXECUTION_KEYS = {"targets", "target", "trials", "cache", "skip_defaults", "evaluators", "workers"}
 TOOL_KEYS = {"name", "description", "parameters", "result", "results"}
 CANNED_RESULT_KEYS = {"when", "result"}
 
@@ -47,10 +50,10 @@ def content_text(value: Any) -> str:
     """A message's content as text: a string as it is, typed content parts by their text."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list):  # typed content parts: keep the text ones
-        return "\n".join(
-            p.get("text", "") if isinstance(p, dict) else str(p) for p in value
-        )
+    if isinstance(value, list):  # typed content parts: their text (`value`, or OpenAI's `text`)
+        return "\n".join(part_texts(value))
+    if isinstance(value, dict):
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return str(value)
 
 
@@ -69,12 +72,22 @@ def parse_messages(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
                 ctx.error(doc, path + (i, "role"), f"unknown role {role!r}",
                           "system, user, assistant or tool")
                 continue
-            messages.append(Message(role=role, content=content_text(item["content"])))
+            text = message_text(ctx, doc, path + (i, "content"), item["content"])
+            if text is not None:
+                messages.append(Message(role=role, content=text))
         return messages
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         return [Message(role="user", content=str(raw))]
     ctx.error(doc, path, f"got {type(raw).__name__}", "a string or a non-empty list of messages")
     return None
+
+
+def assert_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any]) -> tuple[str, Any]:
+    """The assertion list of a suite or test: ``assert``, or ``assertions`` (AgentV's later spelling)."""
+    if "assert" in raw and "assertions" in raw:
+        ctx.error(doc, path + ("assertions",), "both `assert` and `assertions` given", "one of them")
+    key = "assertions" if "assertions" in raw and "assert" not in raw else "assert"
+    return key, raw.get(key)
 
 
 def parse_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> list[Assertion]:
@@ -86,6 +99,8 @@ def parse_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
         return []
     out = []
     for i, item in enumerate(raw):
+        item = normalise_assertion(item, format_path(path + (i,)), lambda m: ctx.warnings.append(f"{doc.file}: {m}"),
+                                   doc.file, ctx.policy)
         parsed = parse_assertion(item, doc, path + (i,), ctx.errors)
         if parsed is not None:
             out.append(parsed)

@@ -1,0 +1,131 @@
+"""AgentV's spellings of an assertion, rewritten into ours before validation.
+
+One normaliser for every assertion of an eval YAML (suite ``assert``, test
+``assert``/``assertions``, composite children), so the graders see one
+vocabulary. What it rewrites, each as AgentV v2 reads it
+(``loaders/evaluator-parser.ts``):
+
+- ``assertions:`` inside a composite is its ``assert:``.
+- ``code_judge``: ``script: [argv...]`` is a ``command``; every key the judge
+  does not define (``fields``, ``expected_tools``, ``expect_edited``, ...) is
+  passed through to the judge under ``config`` (AgentV's pass-through);
+  ``target: {max_calls}`` (AgentV's target proxy, a judge calling a model) is
+  kept in ``config`` and noted as a warning: our judges run without model access.
+- composite ``aggregator``: a ``code_judge`` ``path`` is its ``command``.
+- ``agent_judge`` ``judge_target`` (delegating the judge to another agent) is
+  dropped with a warning: the suite's judge grades it.
+- ``regex`` ``flags`` as a string (``"i"``, ``"im"``): ``i`` ignorecase,
+  ``m`` multiline, ``s`` dotall; ``g`` has no meaning for a match test and is
+  dropped; any other letter is left for the grader to refuse.
+- ``tool_trajectory`` expected items: ``input`` is AgentV's name for ``args``.
+- a type no grader knows, with a file ``.agentv/assertions/<type>.{ts,js,mjs,py}``
+  above the eval file: a ``code_judge`` running that file (``bun run`` for
+  TypeScript, ``node``, ``python``), the assertion's other keys as ``config``.
+  Such a file also wins over a built-in of the same name (AgentV looks its
+  custom assertions up by name; the author put the file there on purpose), with
+  a warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from eval_pipelines.grading.registry import canonical_type
+from eval_pipelines.spec.paths import PathPolicy
+
+CODE_JUDGE_KEYS = {"type", "name", "weight", "required", "negate", "script", "command", "args", "timeout_ms",
+                   "memory_mb", "config", "cwd"}
+REGEX_FLAG_LETTERS = {"i": "ignorecase", "m": "multiline", "s": "dotall"}
+CUSTOM_SUFFIXES = {".ts": ["bun", "run"], ".mts": ["bun", "run"], ".js": ["node"], ".mjs": ["node"],
+                   ".cjs": ["node"], ".py": ["python"]}
+
+Warn = Callable[[str], None]
+
+
+def find_custom_assertion(type_name: str, eval_file: Path, policy: PathPolicy) -> Path | None:
+    """``.agentv/assertions/<type>.<ext>`` in the eval file's folder or a parent inside the package."""
+    from eval_pipelines.spec.loaders.agentv_parts import search_roots
+
+    if not type_name or "/" in type_name or "\\" in type_name or type_name.startswith("."):
+        return None
+    for root in search_roots(eval_file, policy):
+        for suffix in CUSTOM_SUFFIXES:
+            candidate = root / ".agentv" / "assertions" / f"{type_name}{suffix}"
+            if candidate.is_file() and policy.allows(candidate):
+                return candidate.resolve()
+    return None
+
+
+def _code_judge(raw: dict[str, Any], where: str, warn: Warn) -> dict[str, Any]:
+    out = {k: v for k, v in raw.items() if k in CODE_JUDGE_KEYS}
+    if isinstance(out.get("script"), list):
+        out["command"] = out.pop("script")
+    config = out.get("config", {})
+    extra = {k: v for k, v in raw.items() if k not in CODE_JUDGE_KEYS}
+    if "target" in extra:
+        warn(f"{where}: code_judge `target` (a judge calling a model through AgentV's target proxy) is not "
+             "available here: the judge runs without model access; `target` is passed to it in `config`")
+    if extra:
+        if not isinstance(config, dict):
+            return raw  # the grader refuses a non-mapping `config` (and says so)
+        out["config"] = {**config, **extra}
+    return out
+
+
+def _regex_flags(raw: dict[str, Any]) -> dict[str, Any]:
+    flags = raw.get("flags")
+    if not isinstance(flags, str):
+        return raw
+    names: list[str] = []
+    for letter in flags:
+        if letter == "g":
+            continue
+        names.append(REGEX_FLAG_LETTERS.get(letter, letter))
+    return {**raw, "flags": names}
+
+
+def normalise_assertion(raw: Any, where: str, warn: Warn, eval_file: Path | None = None,
+                        policy: PathPolicy | None = None) -> Any:
+    """``raw`` in our vocabulary (a new dict); anything that is not a mapping is returned as it is."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        return raw
+    written = raw["type"]
+    custom = find_custom_assertion(written, eval_file, policy or PathPolicy()) if eval_file is not None else None
+    if custom is not None:
+        if canonical_type(written) is not None:
+            warn(f"{where}: assertion type {written!r} runs {custom.name} from .agentv/assertions "
+                 "(a custom assertion of that name wins over the built-in)")
+        extra = {k: v for k, v in raw.items() if k not in ("type", "name", "weight", "required", "negate")}
+        runner = CUSTOM_SUFFIXES[custom.suffix]
+        return {"type": "code_judge", "name": raw.get("name", written),
+                **{k: raw[k] for k in ("weight", "required", "negate") if k in raw},
+                "command": [*runner, str(custom)], **({"config": extra} if extra else {})}
+    kind = canonical_type(written) or written
+    out = dict(raw)
+    if kind == "code_judge":
+        out = _code_judge(raw, where, warn)
+    elif kind == "composite":
+        if "assertions" in out and "assert" not in out:
+            out["assert"] = out.pop("assertions")
+        if isinstance(out.get("assert"), list):
+            out["assert"] = [normalise_assertion(child, f"{where}.assert[{i}]", warn, eval_file, policy)
+                             for i, child in enumerate(out["assert"])]
+        if "aggregator" in out:
+            agg = out["aggregator"]
+            if isinstance(agg, dict) and "path" in agg:
+                agg = {k: v for k, v in agg.items() if k != "path"} | {"command": agg["path"]}
+            out["aggregator"] = agg
+    elif kind == "agent_judge" and "judge_target" in out:
+        warn(f"{where}: agent_judge `judge_target` ({out['judge_target']!r}, AgentV's delegated agent judge) "
+             "is not available here: the suite's judge grades this assertion")
+        out.pop("judge_target")
+    elif kind == "regex":
+        out = _regex_flags(out)
+    elif kind == "tool_trajectory" and isinstance(out.get("expected"), list):
+        out["expected"] = [
+            {("args" if k == "input" and "args" not in item else k): v for k, v in item.items()}
+            if isinstance(item, dict) else item
+            for item in out["expected"]
+        ]
+    return out
