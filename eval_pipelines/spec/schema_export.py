@@ -75,6 +75,8 @@ def eval_suite_schema() -> dict[str, Any]:
             "skip_defaults": {"type": "boolean"},
             "evaluators": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
                            "deprecated": True, "description": "deprecated alias of `assert`"},
+            "workers": {"type": "integer", "minimum": 1,
+                        "description": "AgentV: how many tests run at once (suite level; on a test, a stored warning)"},
         },
     }
     test = {
@@ -90,6 +92,9 @@ def eval_suite_schema() -> dict[str, Any]:
             "expected_outcome": {"type": "string", "description": "alias of criteria"},
             "expected_output": {},
             "assert": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
+            "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
+                           "description": "AgentV's name for `assert`"},
+            "reference_answer": {"description": "the reference answer judges compare with (AgentV)"},
             "rubrics": {"type": "array", "deprecated": True,
                         "description": "deprecated: use assert: [{type: rubrics, criteria: [...]}]"},
             "execution": execution,
@@ -146,7 +151,8 @@ def eval_suite_schema() -> dict[str, Any]:
             "judge": {"type": "string", "description": "target that grades model-graded assertions"},
             "execution": execution,
             "workspace": {
-                "type": "object",
+                # An object, or (AgentV) the path of a YAML file holding one.
+                "type": ["object", "string"],
                 "additionalProperties": False,
                 "properties": {
                     "template": {"type": "string"},
@@ -154,9 +160,17 @@ def eval_suite_schema() -> dict[str, Any]:
                     "teardown": step,
                     "dependencies": {"type": "array", "items": {"type": "string"},
                                      "description": "accepted, not installed (a stored warning says so)"},
+                    "repos": {"type": "array", "items": {"type": "object"},
+                              "description": "git repositories cloned into the workspace (AgentV)"},
+                    "hooks": {"type": "object", "description": "AgentV before_all_tests / after_all_tests "
+                                                               "(setup / teardown); per-test hooks warn"},
+                    "reset": {"description": "AgentV: accepted, not used (a stored warning says so)"},
+                    "mode": {"description": "AgentV: accepted, not used (a stored warning says so)"},
                 },
             },
             "assert": {"type": "array", "items": {"$ref": "#/$defs/assertion"}},
+            "assertions": {"type": "array", "items": {"$ref": "#/$defs/assertion"},
+                           "description": "AgentV's name for `assert`"},
             "thresholds": {"type": "object", "additionalProperties": {"type": "number"}},
             "settings": {"type": "object", "additionalProperties": False, "properties": {
                 "timeout_ms": {"type": "integer", "minimum": 1},

@@ -127,8 +127,9 @@ def test_workspace_hooks_repos_and_per_test_hooks(tmp_path: Path) -> None:
     assert [(r.path, r.url, r.ref, r.depth) for r in ws.repos] == [
         ("./my-repo", "https://example.com/org/repo.git", "main", 1)]
     assert suite.settings.max_concurrency == 3
-    assert any("after_each_test is not run" in w for w in warnings)
-    assert any("workspace.mode has no effect" in w for w in warnings)
+    assert any(w.startswith("accepted, not used: workspace.hooks.after_each_test: per-test hooks are not run")
+               for w in warnings), warnings
+    assert any(w.startswith("accepted, not used: workspace.mode:") for w in warnings), warnings
 
 
 def test_workspace_as_a_file_path(tmp_path: Path) -> None:
@@ -401,3 +402,43 @@ def test_did_you_mean_never_names_the_same_field() -> None:
     # The message the issue quotes: a field known one level up was suggested to itself.
     assert unknown_field("args_match", ["args_match", "mode"]) == "field 'args_match' is not allowed at this level"
     assert unknown_field("asert", ["assert"]) == "unknown field 'asert'; did you mean 'assert'?"
+
+
+def test_workers_on_a_test_is_a_stored_warning(tmp_path: Path) -> None:
+    # `workers` is how many tests run at once: a test cannot set it for itself.
+    suite, warnings = load(write(tmp_path / "evals" / "dataset.eval.yaml", """
+        description: per-test workers
+        tests:
+          - id: a
+            input: hi
+            execution: {workers: 2}
+    """), tmp_path)
+    assert suite.settings.max_concurrency is None
+    assert any(w.startswith("accepted, not used: tests[0].execution.workers") for w in warnings), warnings
+
+
+def test_assertions_is_agentvs_name_for_assert_at_suite_and_test_level(tmp_path: Path) -> None:
+    suite, _ = load(write(tmp_path / "evals" / "dataset.eval.yaml", """
+        description: AgentV spelling
+        assertions:
+          - type: contains
+            value: suite-wide
+        tests:
+          - id: a
+            input: hi
+            assertions:
+              - type: icontains-any
+                value: [hello, hi]
+    """), tmp_path)
+    (case,) = suite.tests
+    assert [a.type for a in case.assertions] == ["icontains_any", "contains"]
+
+
+def test_workspace_reset_is_a_stored_warning(tmp_path: Path) -> None:
+    _, warnings = load(write(tmp_path / "evals" / "dataset.eval.yaml", """
+        description: reset
+        workspace:
+          reset: fast
+        tests: [{id: a, input: hi}]
+    """), tmp_path)
+    assert any(w.startswith("accepted, not used: workspace.reset:") for w in warnings), warnings

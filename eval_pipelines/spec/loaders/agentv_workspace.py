@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.spec.errors import pydantic_errors
+from eval_pipelines.spec.errors import accepted_not_used, pydantic_errors
 from eval_pipelines.spec.models import Workspace
 from eval_pipelines.spec.source import Document, load_document
 
@@ -96,15 +96,15 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
                 ctx.error(source, path + ("hooks", hook), f"both hooks.{hook} and {HOOK_STEPS[hook]} given")
             data[HOOK_STEPS[hook]] = _step(value)
         elif hook in PER_TEST_HOOKS:
-            ctx.warnings.append(f"{source.file}: workspace.hooks.{hook} is not run: the tests of a run share one "
-                                "workspace, prepared once")
+            ctx.warnings.append(accepted_not_used(source, ("workspace", "hooks", hook), (
+                "per-test hooks are not run: the tests of a run share one workspace, prepared once")))
         else:
             ctx.error(source, path + ("hooks", hook), f"unknown hook {hook!r}",
                       "before_all_tests, after_all_tests, before_each_test or after_each_test")
     for key in ("reset", "mode"):
         if key in raw:
-            ctx.warnings.append(f"{source.file}: workspace.{key} has no effect here: the tests of a run share "
-                                "one workspace, created fresh for each run")
+            ctx.warnings.append(accepted_not_used(source, ("workspace", key), (
+                "the tests of a run share one workspace, created fresh for each run")))
     if isinstance(data.get("repos"), list):
         data["repos"] = [_repo(r) for r in data["repos"]]
     try:

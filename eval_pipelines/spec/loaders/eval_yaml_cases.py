@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
-from eval_pipelines.spec.errors import SpecErrors, format_path
+from eval_pipelines.spec.errors import accepted_not_used, SpecErrors, format_path
 from eval_pipelines.spec.loaders.datasets import read_test_rows
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
     EXECUTION_KEYS, LoadContext, assert_field, content_text, parse_assertions, parse_max_steps, parse_messages, parse_targets,
@@ -83,6 +83,9 @@ def parse_test(
         execution = {}
     ctx.unknown_keys(doc, path + ("execution",), execution, EXECUTION_KEYS)
     skip_defaults = bool(raw.get("skip_defaults", execution.get("skip_defaults", False)))
+    if "workers" in execution:
+        ctx.warnings.append(accepted_not_used(doc, path + ("execution", "workers"), (
+            "workers is how many tests run at once: a suite setting (execution.workers), not a test's")))
     if "evaluators" in execution:
         ctx.warnings.append(f"{doc.file}: {format_path(path + ('execution', 'evaluators'))} is deprecated; "
                             "use `assert`")
