@@ -246,7 +246,7 @@ def test_catastrophic_backtracking_is_bounded() -> None:
     g = grade("regex", "a" * 60 + "b", value="^(a|aa)+$", timeout_s=0.5)
     elapsed = time.perf_counter() - started
     assert g.status == "error" and "catastrophic backtracking" in g.reason
-    assert elapsed < 10  # bounded by the timeout, not by the 2^40 search
+    assert elapsed < 60  # bounded by the timeout, not by the 2^40 search (hours); generous for a loaded machine
 
 
 # ---- statuses that must not turn into passes ---------------------------------------

@@ -108,7 +108,7 @@ def test_score_out_of_range_is_an_error() -> None:
 def test_judge_past_its_timeout_is_an_error() -> None:
     started = time.monotonic()
     result = judge("judges/slow_judge.py", timeout_ms=1000)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # the slow judge sleeps far longer; generous for a loaded machine
     assert result.status == "error"
     assert "timed out after 1 s" in result.reason
 
@@ -241,7 +241,7 @@ def test_infinite_loop_is_a_per_case_timeout() -> None:
     started = time.monotonic()
     result = function_output((ANSWERS / "factorial_infinite.md").read_text(),
                              FACTORIAL_CASES[:2], timeout_per_case=1)
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 60  # two 1 s timeouts, not a hang; generous for a loaded machine
     assert result.status == "graded"
     assert result.score == 0.0
     for case in result.details["cases"]:

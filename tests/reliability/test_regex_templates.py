@@ -31,6 +31,10 @@ from eval_pipelines.spec.loaders.skill_tests import substitute
 
 pytestmark = pytest.mark.timeout(120)
 LONG = "a" * 100_000 + "!"
+# "Bounded, not hung": a catastrophic pattern left to run takes hours on LONG, so a minute
+# tells the two apart even on a loaded CI machine (an idle one needs about 0.5-2 s). What
+# stopped it is asserted from the grade's reason, not from the clock.
+HANG_BOUND_S = 60
 EVIL = ["(a+)+$", "^(a|a)*$", "^(\\w+\\s?)*$", "(a|aa)+$", "(.*a){25}$"]
 MARKER = Path("/tmp/eval-pipelines-template-executed")
 
@@ -45,7 +49,7 @@ def test_catastrophic_pattern_ends_as_an_error_grade_within_a_bound(pattern: str
     started = time.perf_counter()
     grade = regex_grade(pattern, LONG, timeout_s=0.5)
     elapsed = time.perf_counter() - started
-    assert elapsed < 10, elapsed
+    assert elapsed < HANG_BOUND_S, elapsed
     if grade.status == "error":  # it backtracked: stopped at the timeout, with a reason
         assert "catastrophic backtracking" in grade.reason and not grade.passed
     else:  # the engine found the answer quickly
@@ -58,7 +62,7 @@ def test_the_default_timeout_applies_without_configuration() -> None:
     grade = regex_grade("(a+)+$", LONG)
     elapsed = time.perf_counter() - started
     assert grade.status == "error" and "took longer than 2 s" in grade.reason
-    assert elapsed < 10
+    assert elapsed < HANG_BOUND_S
 
 
 def test_patterns_from_a_seed_000_suite_are_bounded_too(tmp_path: Path) -> None:
@@ -70,8 +74,8 @@ def test_patterns_from_a_seed_000_suite_are_bounded_too(tmp_path: Path) -> None:
     (assertion,) = suite.tests[0].assertions
     started = time.perf_counter()
     grade = grade_output(assertion, GradeInput(case=suite.tests[0], output=LONG))
-    assert time.perf_counter() - started < 10
-    assert grade.status == "error"
+    assert time.perf_counter() - started < HANG_BOUND_S
+    assert grade.status == "error" and "catastrophic backtracking" in grade.reason, grade.reason
 
 
 HOSTILE_OUTPUTS = {
@@ -90,7 +94,7 @@ def test_built_in_patterns_stay_fast_on_hostile_outputs(name: str) -> None:
         HOSTILE_OUTPUTS[name]()
     except ValueError:
         pass  # "not JSON" is a fine answer
-    assert time.perf_counter() - started < 10, name
+    assert time.perf_counter() - started < HANG_BOUND_S, name
 
 
 # ---- templates -------------------------------------------------------------------------------
