@@ -55,16 +55,24 @@ from typing import Callable
 
 # The level names and limits are part of this module's API (tests and callers
 # import them from here); they are defined next to the code that applies them.
+from eval_pipelines.run.sandbox_bwrap import bwrap_args
 from eval_pipelines.run.sandbox_isolation import (
-    BUBBLEWRAP, DATA_LIMITED_RUNTIMES, FILE_SIZE_LIMIT, OPEN_FILES_LIMIT, PROCESS_LIMIT, SUBPROCESS,
-    bwrap_args, choose_isolation, rlimits_preexec, scrubbed_environment,
+    BUBBLEWRAP, DATA_LIMITED_RUNTIMES, DROPPED_UID, ENV_ALLOW, FILE_SIZE_LIMIT, NAMESPACES, OPEN_FILES_LIMIT,
+    PROCESS_LIMIT, STRONG_LEVELS, SUBPROCESS, choose_isolation, make_caller_undumpable, refusal, rlimits,
+    rlimits_preexec, scrubbed_environment,
+)
+from eval_pipelines.run.sandbox_launcher import SETUP_ERROR, SETUP_EXIT
+from eval_pipelines.run.sandbox_namespaces import (
+    PROCESS_CAP, SANDBOX_GID, give_to, launcher_argv, pick_uid, share_with_sandbox,
 )
 from eval_pipelines.run.sandbox_process import communicate
 
 __all__ = [
-    "BUBBLEWRAP", "DATA_LIMITED_RUNTIMES", "FILE_SIZE_LIMIT", "OPEN_FILES_LIMIT", "PROCESS_LIMIT", "SUBPROCESS",
+    "BUBBLEWRAP", "DATA_LIMITED_RUNTIMES", "DROPPED_UID", "ENV_ALLOW", "FILE_SIZE_LIMIT", "NAMESPACES",
+    "OPEN_FILES_LIMIT", "PROCESS_CAP", "PROCESS_LIMIT", "STRONG_LEVELS", "SUBPROCESS",
     "SandboxResult", "arun_sandboxed", "run_sandboxed",
 ]
+MAX_COPY_BYTES = 64 * 1024 * 1024  # a skill package copied into the run's directory
 
 
 @dataclass(frozen=True)
@@ -99,38 +107,74 @@ def run_sandboxed(
     cpu_s: int | None = None,
     files: dict[str, bytes] | None = None,
     max_output_bytes: int = 1_000_000,
+    copy_from: Path | None = None,
+    writable: tuple[Path, ...] = (),
+    extra_env: dict[str, str] | None = None,
+    network: bool = False,
 ) -> SandboxResult:
     """Run ``argv`` in a sandbox; never raises for anything the program does.
 
     ``python``/``python3`` as ``argv[0]`` means the running interpreter
     (``sys.executable``); other bare names are looked up on ``PATH``. A program
     that cannot be found or started gives a result with ``error`` set and
-    return code 127.
+    return code 127; so does untrusted code at a level too weak to run it
+    (see ``sandbox_isolation.refusal``).
+
+    ``copy_from`` is a folder copied into the run's directory first (a skill
+    package for its own program); ``writable`` are extra folders the program may
+    write (a workspace); ``extra_env`` adds variables (never secrets: the caller
+    chooses them); ``network`` keeps the host's network (off by default).
     """
     if not argv:
         raise ValueError("argv must not be empty")
     started = time.perf_counter()
-    bwrap, isolation = choose_isolation()
-    env = scrubbed_environment()
+    isolation = choose_isolation()
+    refused = refusal(isolation)
+    if refused:
+        return _failed(isolation.label, started, refused)
+    if not isolation.strong:
+        make_caller_undumpable()
+    env = scrubbed_environment() | dict(extra_env or {})
     workdir = Path(tempfile.mkdtemp(prefix="eval-sandbox-")).resolve()
+    root = Path(tempfile.mkdtemp(prefix="eval-sandbox-root-")).resolve() if isolation.level == NAMESPACES else None
+    uid = pick_uid() if isolation.drops_uid else None
     try:
         env["HOME"] = env["TMPDIR"] = str(workdir)
         try:
+            if copy_from is not None:
+                _copy_package(copy_from, workdir)
             _write_files(workdir, files or {})
-        except (OSError, ValueError) as exc:
-            return _failed(isolation, started, f"cannot prepare sandbox files: {exc}")
+            if uid is not None:
+                give_to(uid, workdir)
+                for folder in writable:
+                    share_with_sandbox(folder)
+        except (OSError, ValueError, shutil.Error) as exc:
+            return _failed(isolation.label, started, f"cannot prepare sandbox files: {exc}")
         program = _resolve_program(argv[0], env["PATH"], workdir)
         if program is None:
-            return _failed(isolation, started, f"program {argv[0]!r} not found"
+            return _failed(isolation.label, started, f"program {argv[0]!r} not found"
                            + ("" if os.sep in argv[0] else " on PATH"))
         argv = [program, *argv[1:]]
-        if bwrap is not None:
-            argv = [bwrap, *bwrap_args(workdir, program), "--", *argv]
-        preexec = rlimits_preexec(
+        limits = rlimits(
             memory_mb=memory_mb,
             cpu_s=cpu_s if cpu_s is not None else int(timeout_s) + 1,
             data_only=Path(program).name.lower().startswith(DATA_LIMITED_RUNTIMES),
+            own_uid=uid is not None,
         )
+        popen_extra: dict = {}
+        if isolation.level == NAMESPACES:
+            assert root is not None
+            argv = launcher_argv(argv=argv, env=env, workdir=workdir, root=root, uid=uid, network=network,
+                                 writable=writable, rlimits=limits)
+            preexec = None
+        else:
+            if isolation.level == BUBBLEWRAP:
+                assert isolation.bwrap is not None
+                argv = [isolation.bwrap, *bwrap_args(workdir, program, network=network, writable=writable),
+                        "--", *argv]
+            elif uid is not None:
+                popen_extra = {"user": uid, "group": SANDBOX_GID, "extra_groups": []}
+            preexec = rlimits_preexec(limits)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -142,13 +186,15 @@ def run_sandboxed(
                 start_new_session=True,  # own session and process group
                 preexec_fn=preexec,
                 close_fds=True,
+                **popen_extra,
             )
         except OSError as exc:
-            return _failed(isolation, started, f"cannot start {program!r}: {exc.strerror or exc}")
+            return _failed(isolation.label, started, f"cannot start {program!r}: {exc.strerror or exc}")
         stdout, stderr, timed_out, truncated = communicate(
-            proc, stdin, timeout_s, max_output_bytes, workdir
+            proc, stdin, timeout_s, max_output_bytes, workdir, uid
         )
         returncode = proc.returncode
+        error = _setup_error(returncode, stderr) if isolation.level == NAMESPACES else None
         killed = timed_out or (returncode is not None and returncode < 0)
         return SandboxResult(
             returncode=returncode,
@@ -157,11 +203,14 @@ def run_sandboxed(
             timed_out=timed_out,
             killed=killed,
             duration_ms=(time.perf_counter() - started) * 1000,
-            isolation=isolation,
+            isolation=isolation.label,
             output_truncated=truncated,
+            error=error,
         )
     finally:
         _remove_tree(workdir)
+        if root is not None:
+            _remove_tree(root)
 
 
 async def arun_sandboxed(
@@ -173,8 +222,12 @@ async def arun_sandboxed(
     cpu_s: int | None = None,
     files: dict[str, bytes] | None = None,
     max_output_bytes: int = 1_000_000,
+    copy_from: Path | None = None,
+    writable: tuple[Path, ...] = (),
+    extra_env: dict[str, str] | None = None,
+    network: bool = False,
 ) -> SandboxResult:
-    """``run_sandboxed`` in a worker thread, for graders' ``agrade``."""
+    """``run_sandboxed`` in a worker thread, for graders' ``agrade`` and command targets."""
     return await asyncio.to_thread(
         run_sandboxed,
         argv,
@@ -184,7 +237,32 @@ async def arun_sandboxed(
         cpu_s=cpu_s,
         files=files,
         max_output_bytes=max_output_bytes,
+        copy_from=copy_from,
+        writable=writable,
+        extra_env=extra_env,
+        network=network,
     )
+
+
+def _setup_error(returncode: int | None, stderr: bytes) -> str | None:
+    """The launcher's message when the namespaces could not be set up or the program not started."""
+    if returncode not in (SETUP_EXIT, 127):
+        return None
+    text = stderr.decode("utf-8", errors="replace")
+    marker = text.rfind(SETUP_ERROR)
+    return text[marker + len(SETUP_ERROR):].strip() or None if marker >= 0 else None
+
+
+def _copy_package(source: Path, workdir: Path) -> None:
+    """A copy of the package, links kept as links (one pointing outside stays dangling inside)."""
+    total = 0
+    for path in source.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+            if total > MAX_COPY_BYTES:
+                raise ValueError(f"{source} holds more than {MAX_COPY_BYTES // 2**20} MB; "
+                                 f"too large to copy into the sandbox")
+    shutil.copytree(source, workdir, symlinks=True, dirs_exist_ok=True)
 
 
 # ------------------------------------------------------------------ run directory
