@@ -21,6 +21,7 @@ import functools
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,12 +97,25 @@ def _group_writable(path: str) -> None:
 
 
 def kill_uid(uid: int) -> None:
-    """SIGKILL every process of ``uid``: ``kill(-1)`` sent as that uid reaches exactly them."""
+    """SIGKILL every process of ``uid``: ``kill(-1)`` sent as that uid reaches exactly them.
+
+    The kill happens in the child between switching to the uid and ``exec``
+    (``/bin/true``, which any uid may run), so no interpreter the uid may not
+    enter is needed, and it is one call: a forking program cannot race it.
+    """
     if not any(_uid_of(entry.path) == uid for entry in os.scandir("/proc") if entry.name.isdigit()):
         return
-    subprocess.run([sys.executable, "-I", "-S", "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
-                   user=uid, group=SANDBOX_GID, extra_groups=[], env={}, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=False)
+    true = "/usr/bin/true" if os.path.exists("/usr/bin/true") else "/bin/true"
+    try:
+        subprocess.run([true], user=uid, group=SANDBOX_GID, extra_groups=[], env={}, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=False,
+                       preexec_fn=_kill_all_of_mine)
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+def _kill_all_of_mine() -> None:
+    os.kill(-1, signal.SIGKILL)
 
 
 def _uid_of(proc_dir: str) -> int | None:
