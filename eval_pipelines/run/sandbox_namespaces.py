@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from eval_pipelines.run.sandbox_bwrap import ETC_FILES, SYSTEM_TOPS, program_binds
@@ -37,6 +38,7 @@ SANDBOX_GID = 0x60000000
 UID_SPAN = 1 << 24
 PROCESS_CAP = 128  # RLIMIT_NPROC for a run's own uid: the program and all its descendants
 TMP_BYTES = 64 * 1024 * 1024  # the private /tmp and /dev/shm
+_EXIT_GRACE_S = 5.0
 
 
 def can_drop_uid() -> bool:
@@ -103,7 +105,7 @@ def kill_uid(uid: int) -> None:
     (``/bin/true``, which any uid may run), so no interpreter the uid may not
     enter is needed, and it is one call: a forking program cannot race it.
     """
-    if not any(_uid_of(entry.path) == uid for entry in os.scandir("/proc") if entry.name.isdigit()):
+    if not _has_processes(uid):
         return
     true = "/usr/bin/true" if os.path.exists("/usr/bin/true") else "/bin/true"
     try:
@@ -112,6 +114,14 @@ def kill_uid(uid: int) -> None:
                        preexec_fn=_kill_all_of_mine)
     except (OSError, subprocess.SubprocessError):
         pass
+    # SIGKILLed processes take a moment to exit: return once none is left (bounded).
+    deadline = time.monotonic() + _EXIT_GRACE_S
+    while _has_processes(uid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _has_processes(uid: int) -> bool:
+    return any(_uid_of(entry.path) == uid for entry in os.scandir("/proc") if entry.name.isdigit())
 
 
 def _kill_all_of_mine() -> None:
@@ -119,10 +129,14 @@ def _kill_all_of_mine() -> None:
 
 
 def _uid_of(proc_dir: str) -> int | None:
+    """The real uid (as RLIMIT_NPROC counts) of a live process; None for zombies and the gone."""
     try:
-        for line in Path(proc_dir, "status").read_text().splitlines():
+        status = Path(proc_dir, "status").read_text()
+        if "\nState:\tZ" in status or "\nState:\tX" in status:
+            return None
+        for line in status.splitlines():
             if line.startswith("Uid:"):
-                return int(line.split()[1])  # the real uid, as RLIMIT_NPROC counts
+                return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         return None
     return None

@@ -106,3 +106,16 @@ def survivors(marker: str) -> list[int]:
         if state not in ("Z", "X"):
             found.append(int(entry.name))
     return found
+
+
+def survivors_after(marker: str, grace_s: float = 10.0) -> list[int]:
+    """``survivors`` once SIGKILLed processes had a moment to exit (a PID namespace is torn down
+    asynchronously); returns early as soon as none is left, so it never slows a passing test."""
+    import time
+
+    deadline = time.monotonic() + grace_s
+    left = survivors(marker)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = survivors(marker)
+    return left
