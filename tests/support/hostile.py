@@ -1,7 +1,8 @@
 """Hostile programs of issue 19, as Python source, for the sandbox tests.
 
-Each reads its input as JSON on stdin (``{"marker": ..., "outside": [...], "port": ...}``)
-or from ``sys.argv[1]`` and prints one JSON line reporting what it managed.
+Each reads its arguments as JSON from ``sys.argv[1]`` (``{"marker": ..., "outside":
+[...], "port": ...}``; ``READ_ENVIRON`` needs none) and prints one JSON line
+reporting what it managed.
 Everything they start carries ``marker`` in its command line, so a test can
 look for survivors in the host's ``/proc``; the fork bomb stops at 500 attempts.
 """
@@ -14,7 +15,6 @@ from pathlib import Path
 # pipeline's start-up environment is where its API key is.
 READ_ENVIRON = r'''
 import json, os, sys
-args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.loads(sys.stdin.read() or "{}")
 found, readable, visible = [], 0, 0
 for name in os.listdir("/proc"):
     if not name.isdigit():
