@@ -8,6 +8,7 @@ each case its default strategy when ``evaluation.strategy`` is absent.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -35,6 +36,7 @@ INPUT_KEYS = {"prompt", "context", "variables"}
 EXPECTED_KEYS = {"output", "patterns", "jsonSchema", "semanticThreshold", "rubric", "customScript"}
 EVALUATION_KEYS = {"strategy", "timeout", "retryCount", "weights"}
 SETTINGS_KEYS = {"defaultTimeout", "parallelExecution", "maxConcurrentTests", "failFast", "retryFailed"}
+MAX_TIMEOUT_MS = 24 * 3600 * 1000
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 
 
@@ -94,6 +96,17 @@ class _Loader:
 
     def unknown(self, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
         self.errors.extend(unknown_field_errors(self.doc, path, raw, known))
+
+    def timeout_ms(self, raw: Any, path: tuple[Any, ...]) -> int | None:
+        """A timeout in milliseconds: a positive, finite number (not a string, list, NaN or 1e400)."""
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) \
+                or not 0 < raw <= MAX_TIMEOUT_MS:
+            self.error(path, f"invalid timeout {raw!r}",
+                       f"a number of milliseconds, more than 0 and at most {MAX_TIMEOUT_MS}")
+            return None
+        return max(1, int(raw))
 
     def mapping(self, raw: Any, path: tuple[Any, ...], known: set[str]) -> dict[str, Any]:
         if raw is None:
@@ -194,7 +207,7 @@ class _Loader:
         if not isinstance(metadata, dict):
             self.error(path + ("metadata",), "invalid metadata", "a mapping")
             metadata = {}
-        timeout = evaluation.get("timeout")
+        timeout = self.timeout_ms(evaluation.get("timeout"), path + ("evaluation", "timeout"))
         try:
             return TestCase(
                 id=str(raw.get("id") or f"tc-{i + 1:03d}"),
@@ -203,7 +216,7 @@ class _Loader:
                 input=[Message(role="user", content=content)],
                 expected_output=expected.get("output"),
                 assertions=assertions,
-                timeout_ms=int(timeout) if isinstance(timeout, (int, float)) else None,
+                timeout_ms=timeout,
                 tags=list(raw.get("tags") or metadata.get("tags") or []),
                 category=metadata.get("category"),
                 metadata={**metadata, "strategy": strategy},
@@ -253,12 +266,20 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         loader.error(("profile",), f"unknown profile {profile!r}", "one of " + ", ".join(PROFILES))
         profile = "deterministic"
     raw_settings = loader.mapping(data.get("settings"), ("settings",), SETTINGS_KEYS)
-    settings = Settings(
-        timeout_ms=int(raw_settings.get("defaultTimeout") or 30_000),
-        max_concurrency=raw_settings.get("maxConcurrentTests"),
-        fail_fast=bool(raw_settings.get("failFast", False)),
-        retry_count=None if "retryFailed" not in raw_settings else (2 if raw_settings["retryFailed"] else 0),
-    )
+    try:
+        settings = Settings(
+            timeout_ms=loader.timeout_ms(raw_settings.get("defaultTimeout"), ("settings", "defaultTimeout"))
+            or 30_000,
+            max_concurrency=raw_settings.get("maxConcurrentTests"),
+            fail_fast=bool(raw_settings.get("failFast", False)),
+            retry_count=None if "retryFailed" not in raw_settings else (2 if raw_settings["retryFailed"] else 0),
+        )
+    except ValidationError as exc:
+        fields = {"max_concurrency": "maxConcurrentTests"}
+        for err in exc.errors():
+            name = fields.get(str(err["loc"][0]), str(err["loc"][0])) if err["loc"] else ""
+            loader.error(("settings", name), str(err["msg"]))
+        settings = Settings()
     workspace = None
     if data.get("setup") or data.get("teardown"):
         setup = loader.mapping(data.get("setup"), ("setup",), {"script", "environment", "dependencies"})
