@@ -111,6 +111,7 @@ def run_sandboxed(
     writable: tuple[Path, ...] = (),
     extra_env: dict[str, str] | None = None,
     network: bool = False,
+    cwd: Path | None = None,
 ) -> SandboxResult:
     """Run ``argv`` in a sandbox; never raises for anything the program does.
 
@@ -123,7 +124,9 @@ def run_sandboxed(
     ``copy_from`` is a folder copied into the run's directory first (a skill
     package for its own program); ``writable`` are extra folders the program may
     write (a workspace); ``extra_env`` adds variables (never secrets: the caller
-    chooses them); ``network`` keeps the host's network (off by default).
+    chooses them); ``network`` keeps the host's network (off by default);
+    ``cwd`` is one of ``writable`` to start in instead of the run's directory
+    (arguments naming files of the copied folder are then made absolute).
     """
     if not argv:
         raise ValueError("argv must not be empty")
@@ -155,6 +158,13 @@ def run_sandboxed(
             return _failed(isolation.label, started, f"program {argv[0]!r} not found"
                            + ("" if os.sep in argv[0] else " on PATH"))
         argv = [program, *argv[1:]]
+        start_in = workdir
+        if cwd is not None and Path(cwd).resolve() != workdir:
+            if Path(cwd).resolve() not in {Path(w).resolve() for w in writable}:
+                raise ValueError("cwd must be one of the writable folders")
+            start_in = Path(cwd).resolve()
+            argv = [argv[0], *(str(workdir / a) if not os.path.isabs(a) and (workdir / a).is_file() else a
+                               for a in argv[1:])]
         limits = rlimits(
             memory_mb=memory_mb,
             cpu_s=cpu_s if cpu_s is not None else int(timeout_s) + 1,
@@ -165,13 +175,13 @@ def run_sandboxed(
         if isolation.level == NAMESPACES:
             assert root is not None
             argv = launcher_argv(argv=argv, env=env, workdir=workdir, root=root, uid=uid, network=network,
-                                 writable=writable, rlimits=limits)
+                                 writable=writable, rlimits=limits, cwd=start_in)
             preexec = None
         else:
             if isolation.level == BUBBLEWRAP:
                 assert isolation.bwrap is not None
-                argv = [isolation.bwrap, *bwrap_args(workdir, program, network=network, writable=writable),
-                        "--", *argv]
+                argv = [isolation.bwrap, *bwrap_args(workdir, program, network=network, writable=writable,
+                                                     cwd=start_in), "--", *argv]
             elif uid is not None:
                 popen_extra = {"user": uid, "group": SANDBOX_GID, "extra_groups": []}
             preexec = rlimits_preexec(limits)
@@ -181,7 +191,7 @@ def run_sandboxed(
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=workdir,
+                cwd=start_in,
                 env=env,
                 start_new_session=True,  # own session and process group
                 preexec_fn=preexec,
@@ -226,6 +236,7 @@ async def arun_sandboxed(
     writable: tuple[Path, ...] = (),
     extra_env: dict[str, str] | None = None,
     network: bool = False,
+    cwd: Path | None = None,
 ) -> SandboxResult:
     """``run_sandboxed`` in a worker thread, for graders' ``agrade`` and command targets."""
     return await asyncio.to_thread(
@@ -241,6 +252,7 @@ async def arun_sandboxed(
         writable=writable,
         extra_env=extra_env,
         network=network,
+        cwd=cwd,
     )
 
 

@@ -51,7 +51,7 @@ def bwrap_problem(bwrap: str) -> str | None:
 
 
 def bwrap_args(workdir: Path, program: str, *, network: bool = False,
-               writable: tuple[Path, ...] = ()) -> list[str]:
+               writable: tuple[Path, ...] = (), cwd: Path | None = None) -> list[str]:
     """bwrap's options (before ``--``) for running ``program`` with ``workdir`` writable."""
     args = [
         "--die-with-parent",  # bwrap's children die when the sandbox is killed
@@ -76,7 +76,7 @@ def bwrap_args(workdir: Path, program: str, *, network: bool = False,
         args += ["--ro-bind", extra, extra]
     for folder in (workdir, *writable):
         args += ["--bind", str(folder), str(folder)]
-    args += ["--chdir", str(workdir)]
+    args += ["--chdir", str(cwd or workdir)]
     return args
 
 

@@ -143,7 +143,8 @@ def _uid_of(proc_dir: str) -> int | None:
 
 
 def launcher_argv(*, argv: list[str], env: dict[str, str], workdir: Path, root: Path, uid: int | None,
-                  network: bool, writable: tuple[Path, ...], rlimits: list[tuple[int, int, int]]) -> list[str]:
+                  network: bool, writable: tuple[Path, ...], rlimits: list[tuple[int, int, int]],
+                  cwd: Path | None = None) -> list[str]:
     """The command line that runs ``argv`` (an absolute program) under the launcher."""
     symlinks, ro_binds = [], []
     for top in SYSTEM_TOPS:
@@ -155,7 +156,7 @@ def launcher_argv(*, argv: list[str], env: dict[str, str], workdir: Path, root: 
     ro_binds += [f"/etc/{name}" for name in ETC_FILES]
     ro_binds += program_binds(argv[0], workdir)
     config = {
-        "argv": argv, "env": env, "cwd": str(workdir), "root": str(root),
+        "argv": argv, "env": env, "cwd": str(cwd or workdir), "root": str(root),
         "symlinks": symlinks, "ro_binds": ro_binds, "rw_binds": [str(workdir), *map(str, writable)],
         "tmp_bytes": TMP_BYTES, "network": network, "rlimits": rlimits,
         "uid": uid, "gid": SANDBOX_GID if uid is not None else None,

@@ -12,7 +12,6 @@ refused when too weak, unless the operator allows it; the error row says so.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import time
@@ -21,19 +20,15 @@ from pathlib import Path
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import CommandTargetConfig
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+# Variables handed to untrusted programs are chosen by the suite; names like these are dropped anyway.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 MAX_OUTPUT_BYTES = 1_000_000
-
-
-def scrubbed_environment() -> dict[str, str]:
-    """The caller's environment minus secret-looking names (workspace scripts, which are not sandboxed)."""
-    return {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
 
 
 class CommandTarget:
     def __init__(self, config: CommandTargetConfig, base_dir: Path, extra_env: dict[str, str] | None = None) -> None:
         # Variables a suite's workspace set: never secrets, but checked like the rest of the environment.
-        self.extra_env = {k: v for k, v in (extra_env or {}).items() if not _SECRET_NAME.search(k)}
+        self.extra_env = {k: v for k, v in (extra_env or {}).items() if not SECRET_NAME.search(k)}
         self.name = config.name
         self.concurrency = config.concurrency
         self.timeout_s = config.timeout_s
