@@ -186,3 +186,41 @@ def test_network_is_an_explicit_opt_in(level: str, listener: tuple[int, list[byt
         pytest.skip(f"{level} has no network namespace; the network is always open there")
     report, _ = hostile(level, WRITE_AND_CONNECT, {"outside": [], "port": listener[0]}, network=True)
     assert report["network"] == "connected"
+
+
+UNPRIVILEGED_DRIVER = r'''
+import json, os, sys
+from eval_pipelines.run.sandbox import run_sandboxed
+from tests.support.hostile import ESCAPE, FORK_BOMB, READ_ENVIRON
+marker = os.environ["MARKER"]
+out = {}
+for name, source in (("environ", READ_ENVIRON), ("bomb", FORK_BOMB), ("escape", ESCAPE)):
+    r = run_sandboxed(["python3", "-c", source, json.dumps({"marker": marker})], stdin=b"", timeout_s=30)
+    out[name] = [r.isolation, r.error, r.stdout_text()]
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.skipif(not ROOT or not os.access("/usr/bin/python3", os.X_OK) or not os.path.exists("/usr/bin/setpriv"),
+                    reason="needs root (to become an unprivileged user), /usr/bin/python3 and setpriv")
+def test_the_namespaces_level_for_an_unprivileged_user(tmp_path: Path, marker: str) -> None:
+    """Not root: the launcher enters a user namespace first (uid 0 inside, no capabilities)."""
+    tmp_path.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "EVAL_PIPELINES_SANDBOX": NAMESPACES,
+           "OPENAI_API_KEY": CANARY, "MARKER": marker, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    done = subprocess.run(["/usr/bin/setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups",
+                           "/usr/bin/python3", "-c", UNPRIVILEGED_DRIVER], env=env, capture_output=True,
+                          text=True, timeout=150, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, (isolation, error, _) in out.items():
+        if isolation != NAMESPACES:
+            pytest.skip(f"unprivileged user namespaces are not allowed here: {isolation}")
+        assert error is None, (name, error)
+    environ = json.loads(out["environ"][2])
+    assert environ["visible"] == 1 and not any(CANARY in item for item in environ["found"])
+    bomb = json.loads(out["bomb"][2])
+    assert bomb["started"] < 500  # the user's processes + 64 (RLIMIT_NPROC binds a normal user)
+    assert survivors_after(marker) == []
+    print(f"\nFIGURES sandbox namespaces as uid 12345: visible={environ['visible']} key_found=0 "
+          f"fork bomb started={bomb['started']} of 500, survivors=0")
