@@ -1,42 +1,36 @@
-"""Run untrusted programs (code judges, model-written functions) in a sandbox.
+"""Run untrusted programs (code judges, model-written functions, skill programs,
+workspace scripts) in a sandbox.
 
 Each run gets:
 
-* a fresh, empty temporary working directory (``files`` are written into it
-  first) that is deleted afterwards; it is also ``HOME`` and ``TMPDIR``;
-* an environment holding only ``PATH``, ``LANG``, ``HOME`` and ``TMPDIR`` --
-  never the caller's API keys or other secrets (under bubblewrap, which always
-  sets it, also ``PWD``);
-* its own session and process group, and ``resource`` limits set before
-  ``exec`` (address space or data size, CPU seconds, processes, file size,
-  open files, no core dumps);
-* a wall-clock timeout after which the whole process group is killed with
-  SIGKILL. Whatever the program left running when it exited is killed too:
-  the process group, plus any process that still carries this run's private
-  ``HOME`` in its environment or sits in its directory (a best-effort sweep
-  that catches children which called ``setsid`` to leave the group).
+* a fresh, empty temporary working directory (``files`` are written into it,
+  or a package folder copied into it, first) that is deleted afterwards; it is
+  also ``HOME`` and ``TMPDIR``;
+* an environment holding only ``PATH``, ``LANG``, ``HOME`` and ``TMPDIR`` plus
+  what the caller names in ``extra_env`` -- never the caller's API keys or
+  other secrets (under bubblewrap, which always sets it, also ``PWD``);
+* its own session and process group, and resource limits set before ``exec``
+  (address space or data size, CPU seconds, processes, file size, open files,
+  no core dumps);
+* a wall-clock timeout after which everything it started is killed; whatever
+  the program left running when it exited is killed too;
+* at the two strong levels (``namespaces``, ``bubblewrap``) its own PID, mount,
+  IPC, UTS and (unless ``network``) network namespaces: it cannot see the
+  pipeline's processes or their ``/proc/<pid>/environ``, writes only its
+  directory (and ``writable`` folders), and dies whole with its first process;
+  as root at ``namespaces`` also a uid of its own, so at most
+  ``PROCESS_CAP`` processes.
 
-When bubblewrap (``bwrap``) is installed the program additionally runs in new
-user, PID, network, IPC and UTS namespaces as an unprivileged uid with no
-capabilities, sees only read-only system directories, the Python install and
-the run's directory (its only writable place), and cannot reach the network;
-killing bwrap kills everything in the PID namespace. ``SandboxResult.isolation``
-says which of the two actually ran. Set ``EVAL_PIPELINES_BWRAP`` to a path to
-use that bwrap binary, or to ``off`` to skip bubblewrap.
+``sandbox_isolation`` picks the level (and refuses untrusted code at the weak
+levels unless ``EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE`` is set); docs/security.md
+has what each level prevents, measured. ``SandboxResult.isolation`` says which
+level ran.
 
-Limits of the fallback (``subprocess+rlimits``): the program runs as the
-caller's user and can read what the caller can read and write outside its
-directory wherever the caller can; it has network access. Run the pipeline as
-an unprivileged user, or install bubblewrap, for untrusted code. As root,
-``RLIMIT_NPROC`` is not enforced by the kernel.
-
-Plain Python, no Dagster; ``arun_sandboxed`` is the asyncio entry point.
-
-This module is the public API (``run_sandboxed``, ``arun_sandboxed``,
-``SandboxResult``) and the run directory's lifecycle. The isolation levels,
-the rlimits and the clean environment are in ``sandbox_isolation``; feeding,
-collecting, the deadline and the cleanup of leftover processes are in
-``sandbox_process``.
+Plain Python, no Dagster; ``arun_sandboxed`` is the asyncio entry point. This
+module is the public API and the run directory's lifecycle; the levels are in
+``sandbox_isolation``, ``sandbox_namespaces`` (+ the standalone
+``sandbox_launcher`` script) and ``sandbox_bwrap``; feeding, collecting, the
+deadline and the cleanup of leftover processes are in ``sandbox_process``.
 """
 
 from __future__ import annotations

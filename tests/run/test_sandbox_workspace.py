@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.run.sandbox_isolation import STRONG_LEVELS, choose_isolation
+from eval_pipelines.run.sandbox_isolation import choose_isolation
 from eval_pipelines.run.workspace import WorkspaceError, prepare, teardown
 from eval_pipelines.spec.models import Message, Suite, TestCase, Workspace, WorkspaceScript
 from tests.support.hostile import READ_ENVIRON, survivors_after
