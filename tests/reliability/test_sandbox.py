@@ -192,6 +192,7 @@ def test_a_hostile_code_judge_gets_an_error_grade_and_reaches_nothing(tmp_path: 
     """The same probes from a suite's code judge, through the grader, at the default level."""
     monkeypatch.delenv("EVAL_PIPELINES_BWRAP", raising=False)
     monkeypatch.delenv("EVAL_PIPELINES_SANDBOX", raising=False)
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     target, key, db = plant(tmp_path)
     judge = tmp_path / "suite" / "judge.py"
     judge.parent.mkdir()

@@ -186,7 +186,9 @@ def test_relative_writes_do_not_land_in_the_callers_cwd(tmp_path: Path,
     assert not Path(result.stdout.decode().strip()).exists()  # removed with the sandbox dir
 
 
-def test_the_default_level_blocks_writes_outside_the_sandbox(tmp_path: Path) -> None:
+def test_the_default_level_blocks_writes_outside_the_sandbox(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     target = tmp_path / "outside.txt"
     result = py(f"open({str(target)!r}, 'w').write('escaped')")
     if result.isolation not in STRONG_LEVELS:
@@ -240,6 +242,7 @@ def test_bubblewrap_that_cannot_start_falls_back_and_says_why(tmp_path: Path,
     fake.chmod(0o755)
     monkeypatch.setenv("EVAL_PIPELINES_BWRAP", str(fake))
     monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "bubblewrap")
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     refused = py("print('still ran')")
     assert refused.error and "untrusted code refused" in refused.error and "--allow-unsandboxed-code" in refused.error
     assert "bubblewrap failed to start" in refused.isolation and "No permissions" in refused.isolation
@@ -253,6 +256,7 @@ def test_bubblewrap_that_cannot_start_falls_back_and_says_why(tmp_path: Path,
 
 def test_the_plain_level_is_refused_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "subprocess")
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     refused = py("print(1)")
     assert refused.returncode == 127 and not refused.ok and refused.stdout == b""
     assert refused.error.startswith("untrusted code refused: the strongest sandbox available here is "
