@@ -131,12 +131,13 @@ CHILD_SPAWNERS = {
 def test_no_child_survives_the_run(how: str) -> None:
     tok = token()
     started = time.monotonic()
-    result = py(CHILD_SPAWNERS[how], tok, timeout_s=10)
+    result = py(CHILD_SPAWNERS[how], tok, timeout_s=45)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     assert not result.timed_out
-    # The sleeper kept stdout open (popen, fork) but did not hold the run up to its timeout.
-    assert elapsed < 10, elapsed
+    # The sleeper kept stdout open (popen, fork) but did not hold the run up to its timeout
+    # (a generous bound: the machine may be busy; the sleeper would hold it 45 s).
+    assert elapsed < 40, elapsed
     child = int(result.stdout.split()[-1])
     assert running_with(tok) == []
     if result.isolation.startswith(SUBPROCESS):
@@ -220,9 +221,9 @@ def test_missing_program_is_an_error_result_not_an_exception() -> None:
 
 def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock_timeout() -> None:
     started = time.monotonic()
-    result = py("while True: pass", timeout_s=20, cpu_s=1)
-    assert time.monotonic() - started < 10
-    assert not result.timed_out
+    result = py("while True: pass", timeout_s=60, cpu_s=1)
+    assert time.monotonic() - started < 55
+    assert not result.timed_out  # the CPU limit ended it, not the wall clock
     assert result.returncode != 0
 
 
