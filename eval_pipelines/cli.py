@@ -20,6 +20,8 @@ from typing import Sequence
 from eval_pipelines.spec.errors import SpecErrors
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+# `run`: every case ended as an error row (nothing was evaluated); any command: the DuckDB file stayed busy.
+EXIT_ALL_ERRORS, EXIT_BUSY = 3, 4
 
 
 def _paths(root: Path, db: str | None):
@@ -221,7 +223,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
     if written:  # where they went: reports/<date>, or the suite's reporting.output_dir
         print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
-    return EXIT_FAILED if failed else EXIT_OK
+    if failed:
+        return EXIT_FAILED
+    errors, trials = _error_rows(paths.db_path, partition)
+    if trials and errors == trials:
+        print(f"every case ended as an error row ({errors} of {trials}): nothing was evaluated "
+              f"(exit {EXIT_ALL_ERRORS})")
+        return EXIT_ALL_ERRORS
+    return EXIT_OK
+
+
+def _error_rows(db_path: str, partition) -> tuple[int, int]:  # noqa: ANN001
+    from eval_pipelines.store.connection import connect
+
+    with connect(db_path, read_only=True) as con:
+        row = con.execute("SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM test_results "
+                          "WHERE eval_date = ? AND skill_version = ?",
+                          [partition.eval_date, partition.skill_version]).fetchone()
+    return int(row[0]), int(row[1])
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
@@ -329,9 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="eval-pipelines", description=__doc__.splitlines()[0])
     root_help = "project folder (skills/, datasets/, targets.yaml); default: $EVAL_PIPELINES_HOME or ."
     parser.add_argument("--root", default=None, help=root_help)
+    allow_help = ("run untrusted code (code judges, skill programs) even where no sandbox level can stop it "
+                  "reading keys or writing outside its folder (docs/security.md); "
+                  "same as EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE=1")
+    parser.add_argument("--allow-unsandboxed-code", action="store_true", help=allow_help)
     # Accept --root after the subcommand too (`eval-pipelines demo --root X`).
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", default=argparse.SUPPRESS, help=root_help)
+    common.add_argument("--allow-unsandboxed-code", action="store_true", default=argparse.SUPPRESS, help=allow_help)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", parents=[common], help="check suite files, datasets and skill packages")
@@ -383,11 +407,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.root = args.root or os.environ.get("EVAL_PIPELINES_HOME", ".")
+    if args.allow_unsandboxed_code:  # read by the sandbox, also in Dagster runs started from here
+        os.environ["EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE"] = "1"
+    from eval_pipelines.store.connection import DatabaseBusy
+
+    store_log = logging.getLogger("eval_pipelines.store")  # "waiting for a busy database" goes to stderr
+    if not store_log.handlers:
+        store_log.addHandler(_StderrWarnings(logging.WARNING))
+        store_log.propagate = False
     try:
         return args.func(args)
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
+    except DatabaseBusy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
     except KeyboardInterrupt:
         return 130
 

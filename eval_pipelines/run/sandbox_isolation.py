@@ -1,35 +1,50 @@
-"""The sandbox's two isolation levels and the clean environment both share.
+"""The sandbox's isolation levels, the choice between them, and the limits they share.
 
-``choose_isolation`` picks bubblewrap when a ``bwrap`` binary is configured or
-on ``PATH`` *and* actually starts (it can be installed yet refused user
-namespaces), else the ``subprocess+rlimits`` fallback. ``bwrap_args`` is the
-bubblewrap command line (namespaces, read-only system directories, the run's
-directory as the only writable place); ``rlimits_preexec`` is the
-``preexec_fn`` that sets the resource limits in the child under either level;
-``scrubbed_environment`` is the environment without the caller's secrets.
+Levels, strongest first (``choose_isolation`` picks the first that starts here):
 
-The public entry point is ``eval_pipelines.run.sandbox``; see its docstring
-for what a sandboxed run gets and what the fallback does not protect.
+* ``namespaces`` (``sandbox_namespaces``/``sandbox_launcher``): own mount, PID,
+  IPC, UTS and network namespaces, a read-only root with a fresh ``/proc``,
+  as root a uid of the run's own (else a user namespace without
+  capabilities). Needs no extra package. Preferred when running as root,
+  where it binds the process count and bubblewrap cannot.
+* ``bubblewrap`` (``sandbox_bwrap``): the same namespaces through ``bwrap``;
+  preferred when not root (it is the widely reviewed tool for that case).
+* ``dropped-uid``: root without namespaces (e.g. a container that forbids
+  ``unshare``): the program only runs as a uid of the run's own.
+* ``subprocess+rlimits``: the caller's user, resource limits only.
+
+Only the first two stop a hostile program from reading the caller's keys in
+``/proc``, outliving the run, fork-bombing and writing outside its directory
+(docs/security.md has the measured table). Under the other two, untrusted
+code is refused unless the operator opts in with ``--allow-unsandboxed-code``
+or ``EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE=1``.
+
+``EVAL_PIPELINES_SANDBOX`` forces a level (``namespaces``, ``bubblewrap``,
+``dropped-uid``, ``subprocess``); ``EVAL_PIPELINES_BWRAP`` names the bwrap
+binary, or ``off`` to never use it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import resource
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
+from eval_pipelines.run.sandbox_bwrap import bwrap_binary, bwrap_problem
+from eval_pipelines.run.sandbox_namespaces import PROCESS_CAP, can_drop_uid, namespaces_problem
+
+NAMESPACES = "namespaces"
 BUBBLEWRAP = "bubblewrap"
+DROPPED_UID = "dropped-uid"
 SUBPROCESS = "subprocess+rlimits"
+STRONG_LEVELS = (NAMESPACES, BUBBLEWRAP)
 
 FILE_SIZE_LIMIT = 10 * 1024 * 1024  # RLIMIT_FSIZE: largest file the program may write
 OPEN_FILES_LIMIT = 64  # RLIMIT_NOFILE
-PROCESS_LIMIT = 64  # RLIMIT_NPROC headroom over the user's current process count
+PROCESS_LIMIT = 64  # RLIMIT_NPROC headroom over the user's current process count (shared uid)
 # JavaScript runtimes reserve many GB of *virtual* address space up front (V8's
 # heap cage, code range and WebAssembly guard regions) while using little of it,
 # so an RLIMIT_AS of a few hundred MB stops `node` before it runs a line. For
@@ -37,8 +52,32 @@ PROCESS_LIMIT = 64  # RLIMIT_NPROC headroom over the user's current process coun
 # mappings, i.e. memory the program actually asks to use, not reservations.
 DATA_LIMITED_RUNTIMES = ("node", "nodejs", "bun", "deno")
 
-_ENV_BWRAP = "EVAL_PIPELINES_BWRAP"
-_SANDBOX_UID = 65534  # "nobody" inside bubblewrap's user namespace
+ENV_LEVEL = "EVAL_PIPELINES_SANDBOX"
+ENV_ALLOW = "EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE"
+_TRUE = ("1", "true", "yes", "on")
+_LEVEL_ALIASES = {"namespaces": NAMESPACES, "bubblewrap": BUBBLEWRAP, "bwrap": BUBBLEWRAP,
+                  "dropped-uid": DROPPED_UID, "uid": DROPPED_UID, "subprocess": SUBPROCESS,
+                  SUBPROCESS: SUBPROCESS, "plain": SUBPROCESS}
+
+
+@dataclass(frozen=True)
+class Isolation:
+    level: str  # one of the four names above
+    bwrap: str | None = None  # the bwrap binary, at the bubblewrap level
+    why_not_stronger: str = ""  # what failed above this level
+
+    @property
+    def label(self) -> str:
+        """What ``grades.details.isolation`` records."""
+        return f"{self.level} ({self.why_not_stronger})" if self.why_not_stronger else self.level
+
+    @property
+    def strong(self) -> bool:
+        return self.level in STRONG_LEVELS
+
+    @property
+    def drops_uid(self) -> bool:
+        return self.level == DROPPED_UID or (self.level == NAMESPACES and can_drop_uid())
 
 
 # --------------------------------------------------------------------- environment
@@ -53,6 +92,81 @@ def scrubbed_environment() -> dict[str, str]:
         "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
         "LANG": os.environ.get("LANG") or "C.UTF-8",
     }
+
+
+# ----------------------------------------------------------------------- the level
+
+
+def choose_isolation() -> Isolation:
+    """The strongest level that starts here (or the one ``EVAL_PIPELINES_SANDBOX`` forces)."""
+    forced = os.environ.get(ENV_LEVEL, "").strip().lower()
+    if forced and forced != "auto":
+        level = _LEVEL_ALIASES.get(forced)
+        if level is None:
+            return Isolation(SUBPROCESS, why_not_stronger=f"unknown {ENV_LEVEL}={forced!r}; "
+                             f"use one of namespaces, bubblewrap, dropped-uid, subprocess")
+        return _forced(level)
+    root = os.geteuid() == 0
+    order = [NAMESPACES, BUBBLEWRAP] if root else [BUBBLEWRAP, NAMESPACES]
+    problems: list[str] = []
+    for level in order:
+        problem = _problem(level)
+        if problem is None:
+            return Isolation(level, bwrap=bwrap_binary() if level == BUBBLEWRAP else None,
+                             why_not_stronger="; ".join(problems))
+        problems.append(problem)
+    fallback = DROPPED_UID if can_drop_uid() else SUBPROCESS
+    return Isolation(fallback, why_not_stronger="; ".join(problems))
+
+
+def _forced(level: str) -> Isolation:
+    problem = _problem(level)
+    if problem is None:
+        return Isolation(level, bwrap=bwrap_binary() if level == BUBBLEWRAP else None)
+    fallback = DROPPED_UID if can_drop_uid() and level != SUBPROCESS else SUBPROCESS
+    return Isolation(fallback, why_not_stronger=problem)
+
+
+def _problem(level: str) -> str | None:
+    if level == NAMESPACES:
+        problem = namespaces_problem(can_drop_uid())
+        return None if problem is None else f"namespaces failed to start: {problem}"
+    if level == BUBBLEWRAP:
+        bwrap = bwrap_binary()
+        if bwrap is None:
+            return "bubblewrap is not installed" if not os.environ.get("EVAL_PIPELINES_BWRAP") \
+                else "bubblewrap is off (EVAL_PIPELINES_BWRAP)"
+        problem = bwrap_problem(bwrap)
+        return None if problem is None else f"bubblewrap failed to start: {problem}"
+    if level == DROPPED_UID:
+        return None if can_drop_uid() else "dropping to another uid needs root"
+    return None
+
+
+def refusal(isolation: Isolation) -> str | None:
+    """Why untrusted code may not run at this level, or None when it may."""
+    if isolation.strong or os.environ.get(ENV_ALLOW, "").strip().lower() in _TRUE:
+        return None
+    weak = ("it runs as a uid of its own but can write to world-writable folders and use the network"
+            if isolation.level == DROPPED_UID else
+            "it would run as the pipeline's user: it could read the pipeline's API keys in /proc, "
+            "outlive the run and write anywhere the pipeline can")
+    return (f"untrusted code refused: the strongest sandbox available here is {isolation.label}, and {weak}. "
+            f"Allow user namespaces or install bubblewrap, or pass --allow-unsandboxed-code "
+            f"(or set {ENV_ALLOW}=1) to run it anyway")
+
+
+@functools.lru_cache(maxsize=1)
+def make_caller_undumpable() -> None:
+    """Weak levels: hide this process's /proc/<pid>/environ (and memory) from same-uid children.
+
+    ``PR_SET_DUMPABLE 0`` makes those files root's; only root can still read them.
+    It also stops core dumps and debugger attaches to the pipeline.
+    """
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass
 
 
 # ------------------------------------------------------------------------- rlimits
@@ -70,16 +184,15 @@ def _user_process_count() -> int:
     return count
 
 
-def rlimits_preexec(*, memory_mb: int, cpu_s: int, data_only: bool) -> Callable[[], None]:
-    """The ``preexec_fn`` that sets resource limits in the child before exec.
+def rlimits(*, memory_mb: int, cpu_s: int, data_only: bool, own_uid: bool) -> list[tuple[int, int, int]]:
+    """(resource, soft, hard) for the program, computed in the parent.
 
-    All values are computed here, in the parent; the child only calls
-    ``setrlimit`` (nothing that could take a lock held by another thread).
+    With a uid of its own the process cap is absolute (``PROCESS_CAP``);
+    otherwise ``RLIMIT_NPROC`` counts every process of the caller's user, so the
+    cap is "what the user runs now plus a modest allowance".
     """
     memory = max(16, memory_mb) * 1024 * 1024
-    # RLIMIT_NPROC counts every process of the user, not only the program's,
-    # so the cap is "what the user runs now plus a modest allowance".
-    nproc = _user_process_count() + PROCESS_LIMIT
+    nproc = PROCESS_CAP if own_uid else _user_process_count() + PROCESS_LIMIT
     wanted = [
         (resource.RLIMIT_DATA if data_only else resource.RLIMIT_AS, memory),
         (resource.RLIMIT_CPU, max(1, cpu_s)),
@@ -98,6 +211,11 @@ def rlimits_preexec(*, memory_mb: int, cpu_s: int, data_only: bool) -> Callable[
         if hard != resource.RLIM_INFINITY:
             new_hard = min(new_hard, hard)
         limits.append((res, value, new_hard))
+    return limits
+
+
+def rlimits_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
+    """The ``preexec_fn`` that sets the limits in the child (only ``setrlimit``: no locks)."""
 
     def preexec() -> None:
         for res, soft, hard in limits:
@@ -107,91 +225,3 @@ def rlimits_preexec(*, memory_mb: int, cpu_s: int, data_only: bool) -> Callable[
                 pass
 
     return preexec
-
-
-# ---------------------------------------------------------------------- bubblewrap
-
-
-def _bwrap_binary() -> str | None:
-    configured = os.environ.get(_ENV_BWRAP, "").strip()
-    if configured.lower() in ("off", "0", "false", "no", "none"):
-        return None
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    return shutil.which("bwrap")
-
-
-def choose_isolation() -> tuple[str | None, str]:
-    """The bwrap binary to run under (None for the fallback) and the level's name."""
-    bwrap = _bwrap_binary()
-    if bwrap is None:
-        return None, SUBPROCESS
-    problem = _bwrap_problem(bwrap)
-    if problem:
-        return None, f"{SUBPROCESS} (bubblewrap failed to start: {problem})"
-    return bwrap, BUBBLEWRAP
-
-
-@functools.lru_cache(maxsize=8)
-def _bwrap_problem(bwrap: str) -> str | None:
-    """Start bwrap once with the usual namespaces; the error text, or None if it works."""
-    with tempfile.TemporaryDirectory(prefix="eval-sandbox-probe-") as probe:
-        try:
-            done = subprocess.run(
-                [bwrap, *bwrap_args(Path(probe).resolve(), "/bin/true"), "--", "true"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=10,
-                env={"PATH": "/usr/bin:/bin"},
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return str(exc)
-    if done.returncode != 0:
-        return done.stderr.decode("utf-8", errors="replace").strip()[-300:] or f"exit {done.returncode}"
-    return None
-
-
-def bwrap_args(workdir: Path, program: str) -> list[str]:
-    """bwrap's options (before ``--``) for running ``program`` with ``workdir`` writable."""
-    args = [
-        "--die-with-parent",  # bwrap's children die when the sandbox is killed
-        "--new-session",  # no TIOCSTI on the caller's terminal
-        "--unshare-user", "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID),
-        "--unshare-pid",  # killing bwrap's init kills every process in the sandbox
-        "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--cap-drop", "ALL",
-        "--ro-bind", "/usr", "/usr",
-    ]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    # Only the parts of /etc that programs need to start (not shadow, not keys).
-    for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
-                 "passwd", "group", "nsswitch.conf", "ssl", "ca-certificates"):
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for extra in _program_binds(program, workdir):
-        args += ["--ro-bind", extra, extra]
-    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
-    return args
-
-
-def _program_binds(program: str, workdir: Path) -> list[str]:
-    """Paths outside /usr the program needs: the Python install, or the program file."""
-    if program == sys.executable:
-        candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
-    else:  # e.g. ~/.bun/bin/bun: expose that file only, not its whole folder
-        candidates = [os.path.abspath(program), os.path.realpath(program)]
-    binds: list[str] = []
-    for path in map(os.path.abspath, candidates):
-        if not os.path.exists(path) or path in ("/", "/tmp"):
-            continue
-        real = os.path.realpath(path)
-        if real == "/usr" or real.startswith(("/usr/", "/proc/", str(workdir) + "/")):
-            continue  # already visible (e.g. /bin/true is /usr/bin/true)
-        if any(path == b or path.startswith(b + "/") for b in binds):
-            continue
-        binds = [b for b in binds if not b.startswith(path + "/")] + [path]
-    return binds

@@ -2,9 +2,10 @@
 
 ``communicate`` feeds stdin, collects stdout/stderr up to a byte cap, enforces
 the wall-clock deadline, and then kills whatever the program left behind:
-its process group, plus any process that still carries the run's private
-``HOME`` in its environment or sits in the run's directory (a best-effort
-sweep of ``/proc`` for children that called ``setsid`` to leave the group).
+its process group, every process of the run's own uid (when it has one),
+plus any process that still carries the run's private ``HOME`` in its
+environment or sits in the run's directory (a best-effort sweep of ``/proc``
+for children that called ``setsid`` to leave the group).
 
 Used by ``eval_pipelines.run.sandbox``, which starts the process.
 """
@@ -18,6 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from eval_pipelines.run.sandbox_namespaces import kill_uid
+
 _KILL_GRACE_S = 1.0  # how long to drain pipes after everything was killed
 
 
@@ -27,6 +30,7 @@ def communicate(
     timeout_s: float,
     max_output_bytes: int,
     workdir: Path,
+    uid: int | None = None,
 ) -> tuple[bytes, bytes, bool, bool]:
     """Feed stdin, collect output, enforce the deadline, and kill what is left.
 
@@ -60,7 +64,7 @@ def communicate(
             if not cleaned and (proc.poll() is not None or now >= deadline):
                 if proc.returncode is None:
                     timed_out = True
-                kill_all(proc, workdir)
+                kill_all(proc, workdir, uid)
                 cleaned = True
                 drain_until = time.monotonic() + _KILL_GRACE_S
             if cleaned and now >= drain_until:
@@ -107,7 +111,7 @@ def communicate(
             proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
-        kill_all(proc, workdir)
+        kill_all(proc, workdir, uid)
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
@@ -115,12 +119,19 @@ def communicate(
     return bytes(out[stdout_fd]), bytes(out[stderr_fd]), timed_out, truncated
 
 
-def kill_all(proc: subprocess.Popen[bytes], workdir: Path) -> None:
-    """SIGKILL the program's process group and any process still tied to its directory."""
+def kill_all(proc: subprocess.Popen[bytes], workdir: Path, uid: int | None = None) -> None:
+    """SIGKILL the program's process group, every process of its own uid, and any tied to its directory.
+
+    With a uid of its own (and in a PID namespace, whose processes all die with
+    its first one) nothing escapes; the directory sweep is the best effort of
+    the levels that run as the caller's user.
+    """
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
     except (ProcessLookupError, PermissionError):
         pass
+    if uid is not None:
+        kill_uid(uid)
     for _ in range(3):  # a forking program may race the sweep; repeat a few times
         if not _sweep(workdir, proc.pid):
             break

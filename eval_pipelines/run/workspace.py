@@ -2,7 +2,8 @@
 
 A fresh folder for each (date, skill version): the ``template`` copied in,
 ``eval/fixtures/`` available as ``fixtures/``, then the ``setup`` script run
-in it with a timeout and the ``setup.environment`` variables. Command targets
+in it (sandboxed: it is the package's code) with a timeout and the
+``setup.environment`` variables. Command targets
 see it as ``EVAL_WORKSPACE``; graders that inspect files (``agent_judge``) read
 it after the run. ``teardown`` runs when the model phase ends, whatever
 happened. The folder is kept until the partition is evaluated again.
@@ -10,17 +11,15 @@ happened. The folder is kept until the partition is evaluated again.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from eval_pipelines.spec.models import Suite, WorkspaceRepo, WorkspaceScript
-from eval_pipelines.run.targets.command import scrubbed_environment
+from eval_pipelines.run.sandbox_isolation import scrubbed_environment
+from eval_pipelines.run.targets.command import SECRET_NAME as _SECRET_NAME
 
 DEFAULT_TIMEOUT_MS = 120_000
 
@@ -35,37 +34,31 @@ class Workspace:
     environment: dict[str, str]
 
 
-def _argv(script: str | list[str]) -> list[str]:
-    argv = shlex.split(script) if isinstance(script, str) else list(script)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    return argv
-
-
 def run_script(step: str, script: WorkspaceScript, cwd: Path, env: dict[str, str], package_root: Path) -> None:
+    """Run a setup/teardown script of the package -- untrusted code -- in the sandbox.
+
+    It starts in the workspace (its one writable folder besides the sandbox's
+    own), with a copy of the package beside it so its paths resolve as they
+    do in the package, the variables ``env`` names (``EVAL_WORKSPACE``, the
+    setup's ``environment``; secret-looking names dropped) and no network.
+    """
+    from eval_pipelines.run.sandbox import run_sandboxed
+
     if not script.script:
         return
-    argv = _argv(script.script)
-    # Script paths are relative to the package, like every other path in a suite.
-    for i, arg in enumerate(argv[1:], start=1):
-        candidate = package_root / arg
-        if not os.path.isabs(arg) and candidate.is_file():
-            argv[i] = str(candidate)
+    argv = shlex.split(script.script) if isinstance(script.script, str) else list(script.script)
+    if not argv:
+        return
     timeout = (script.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-    except OSError as exc:
-        raise WorkspaceError(f"{step} could not start {argv[0]!r}: {exc.strerror or exc}") from None
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise WorkspaceError(f"{step} timed out after {timeout:g} s") from None
-    if proc.returncode != 0:
-        tail = stderr[-500:].decode("utf-8", errors="replace").strip()
-        raise WorkspaceError(f"{step} exited with {proc.returncode}: {tail}")
+    result = run_sandboxed(argv, stdin=b"", timeout_s=timeout, memory_mb=2048, copy_from=package_root,
+                           writable=(cwd,), cwd=cwd,
+                           extra_env={k: v for k, v in env.items() if not _SECRET_NAME.search(k)})
+    if result.error:
+        raise WorkspaceError(f"{step} could not start {argv[0]!r}: {result.error} [sandbox: {result.isolation}]")
+    if result.timed_out:
+        raise WorkspaceError(f"{step} timed out after {timeout:g} s")
+    if result.returncode != 0:
+        raise WorkspaceError(f"{step} exited with {result.returncode}: {result.stderr_tail()}")
 
 
 def prepare(suite: Suite, package_root: Path, folder: Path) -> Workspace:
@@ -85,16 +78,19 @@ def prepare(suite: Suite, package_root: Path, folder: Path) -> Workspace:
         shutil.copytree(fixtures, folder / "fixtures", dirs_exist_ok=True, symlinks=False)
     extra = dict(spec.setup.environment) if spec and spec.setup else {}
     extra["EVAL_WORKSPACE"] = str(folder)
-    env = scrubbed_environment() | extra
     for repo in spec.repos if spec else []:
-        _clone(repo, folder, env)
+        _clone(repo, folder)
     if spec and spec.setup:
-        run_script("setup", spec.setup, folder, env, package_root)
+        run_script("setup", spec.setup, folder, extra, package_root)
     return Workspace(folder, extra)
 
 
-def _clone(repo: WorkspaceRepo, folder: Path, env: dict[str, str]) -> None:
-    """``git clone`` a ``workspace.repos`` entry into its path inside the workspace."""
+def _clone(repo: WorkspaceRepo, folder: Path) -> None:
+    """``git clone`` a ``workspace.repos`` entry into its path inside the workspace.
+
+    git is trusted code (ours, not the package's) and needs the network, so it runs
+    outside the sandbox, with an environment without secrets and a bounded time.
+    """
     target = (folder / repo.path).resolve()
     if not target.is_relative_to(folder.resolve()):
         raise WorkspaceError(f"repo path {repo.path!r} is outside the workspace")
@@ -103,8 +99,16 @@ def _clone(repo: WorkspaceRepo, folder: Path, env: dict[str, str]) -> None:
         argv += ["--depth", str(repo.depth)]
     if repo.ref:
         argv += ["--branch", repo.ref]
-    run_script(f"clone of {repo.url}", WorkspaceScript(script=[*argv, "--", repo.url, str(target)]), folder, env,
-               folder)
+    env = scrubbed_environment() | {"GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run([*argv, "--", repo.url, str(target)], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=DEFAULT_TIMEOUT_MS / 1000, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise WorkspaceError(f"clone of {repo.url}: git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise WorkspaceError(f"clone of {repo.url} timed out after {DEFAULT_TIMEOUT_MS // 1000} s") from None
+    if done.returncode != 0:
+        raise WorkspaceError(f"clone of {repo.url} exited with {done.returncode}: {done.stderr.strip()[-500:]}")
 
 
 def teardown(suite: Suite, package_root: Path, workspace: Workspace) -> str | None:
@@ -114,7 +118,7 @@ def teardown(suite: Suite, package_root: Path, workspace: Workspace) -> str | No
         return None
     try:
         # The run's variables (setup.environment), then the teardown's own.
-        env = scrubbed_environment() | workspace.environment | dict(spec.teardown.environment)
+        env = workspace.environment | dict(spec.teardown.environment)
         run_script("teardown", spec.teardown, workspace.path, env, package_root)
     except WorkspaceError as exc:
         return str(exc)

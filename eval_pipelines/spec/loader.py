@@ -10,7 +10,7 @@ from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
-from eval_pipelines.spec.package import SkillPackage, find_suite_file, inside_package, open_package
+from eval_pipelines.spec.package import SkillPackage, inside_package, open_package, suite_files
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_prompt_modes
 from eval_pipelines.spec.loaders.skill_evals_json import is_skill_evals, load_skill_evals
@@ -81,15 +81,22 @@ def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
         return load_eval_yaml(Document(sidecar or file, base, {}), policy)
     doc = load_document(file)
     kind = detect_format(doc)
-    if kind == "skill-tests":
-        return load_skill_tests(doc)
-    if kind == "prompt-modes":
-        return load_prompt_modes(doc)
-    if kind == "harness":
-        return load_harness(doc, policy)
-    if kind == "agent-skills-evals":
-        return load_skill_evals(doc, policy)
-    return load_eval_yaml(doc, policy)
+    try:
+        if kind == "skill-tests":
+            return load_skill_tests(doc)
+        if kind == "prompt-modes":
+            return load_prompt_modes(doc)
+        if kind == "harness":
+            return load_harness(doc, policy)
+        if kind == "agent-skills-evals":
+            return load_skill_evals(doc, policy)
+        return load_eval_yaml(doc, policy)
+    except (ValueError, OverflowError) as exc:
+        # A value a loader did not check field by field (pydantic's ValidationError
+        # is a ValueError; int() of NaN or 1e400 raises these): one line, never a traceback.
+        message = str(exc).splitlines()
+        detail = " ".join(line.strip() for line in message[:3]) if message else type(exc).__name__
+        raise SpecErrors.single(file, f"invalid value: {detail}") from None
 
 
 @dataclass
@@ -109,9 +116,13 @@ def load_skill(
 ) -> LoadedSkill:
     """Open a package, load its suite, and resolve the targets it will run against."""
     package = open_package(source, extract_dir)
-    suite_file = find_suite_file(package.root)
+    suite_file, *ignored = suite_files(package.root)
     policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
     suite, warnings = load_suite(suite_file, policy)
+    if ignored:
+        rel = [str(p.relative_to(package.root)) for p in (suite_file, *ignored)]
+        warnings.append(f"{package.root}: several suite files ({', '.join(rel)}); "
+                        f"evaluating {rel[0]} and ignoring {', '.join(rel[1:])}")
     if suite.name in (suite_file.stem, suite_file.parent.name, suite_file.parent.parent.name):
         suite.name = package.name  # the suite named itself after a file or folder: use the skill's name
     if suite.system_prompt is None:  # a prompt-mode suite brings its own

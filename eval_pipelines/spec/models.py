@@ -6,6 +6,7 @@ format differences of the seeds stay inside the loaders.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -241,6 +242,20 @@ class TestCase(Model):
     # Where the case came from, for error messages and the test_cases table.
     source_file: str | None = None
     source_line: int | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _printable_normalised_id(cls, value: str) -> str:
+        # "café" typed (NFC) and pasted (NFD) is one id; an id is also a file
+        # name and a Markdown/HTML cell, so no control or direction characters.
+        value = unicodedata.normalize("NFC", value)
+        if not value.strip():
+            raise ValueError("a test id must not be empty")
+        bad = next((ch for ch in value if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")), None)
+        if bad is not None:
+            raise ValueError(f"test id {value!r} contains the control or formatting character "
+                             f"U+{ord(bad):04X} ({unicodedata.name(bad, 'a control character')})")
+        return value
 
     @property
     def user_text(self) -> str:

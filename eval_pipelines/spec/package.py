@@ -8,6 +8,7 @@ multi-partition delimiter.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -226,20 +227,42 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
 
 
 def find_suite_file(root: Path) -> Path:
+    """The package's suite file: the first of ``SUITE_CANDIDATES`` (``suite_files`` lists all)."""
+    return suite_files(root)[0]
+
+
+def suite_files(root: Path) -> list[Path]:
+    """Every suite file candidate present, in priority order; a broken link is an error, not "absent"."""
+    found = []
     for candidate in SUITE_CANDIDATES:
-        if (root / candidate).is_file():
-            return inside_package(root, root / candidate)
+        path = root / candidate
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SpecErrors.single(path, "symbolic link loop", expected="a suite file") from None
+            if exc.errno == errno.ENOENT and os.path.islink(path):
+                raise SpecErrors.single(path, f"dangling link to {os.readlink(path)}",
+                                        expected="a suite file") from None
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                raise SpecErrors.single(path, f"cannot read: {exc.strerror}") from None
+            continue
+        if path.is_file():
+            found.append(inside_package(root, path))
     # Agent Skills (skill-creator) keep their evals in evals/evals.json; AgentV names its
     # suites *.eval.yaml (evals/dataset.eval.yaml, ...): one of those is the package's suite.
     if (root / "evals" / "evals.json").is_file():
-        return inside_package(root, root / "evals" / "evals.json")
-    agentv = sorted(p for p in root.rglob("*.eval.yaml")
-                    if not any(part.startswith(".") or part in IGNORED_PARTS for part in p.relative_to(root).parts))
-    if len(agentv) == 1:
-        return inside_package(root, agentv[0])
-    if len(agentv) > 1:
-        raise SpecErrors.single(root, "several AgentV suites: " + ", ".join(str(p.relative_to(root)) for p in agentv),
-                                expected="one *.eval.yaml per skill package (or an eval.yaml naming the suite)")
-    raise SpecErrors.single(root, "no eval suite found",
-                            expected="one of " + ", ".join(SUITE_CANDIDATES)
-                            + ", evals/evals.json or a single *.eval.yaml")
+        found.append(inside_package(root, root / "evals" / "evals.json"))
+    if not found:
+        agentv = sorted(p for p in root.rglob("*.eval.yaml")
+                        if not any(part.startswith(".") or part in IGNORED_PARTS for part in p.relative_to(root).parts))
+        if len(agentv) > 1:
+            raise SpecErrors.single(root, "several AgentV suites: "
+                                    + ", ".join(str(p.relative_to(root)) for p in agentv),
+                                    expected="one *.eval.yaml per skill package (or an eval.yaml naming the suite)")
+        found += [inside_package(root, p) for p in agentv]
+    if not found:
+        raise SpecErrors.single(root, "no eval suite found",
+                                expected="one of " + ", ".join(SUITE_CANDIDATES)
+                                + ", evals/evals.json or a single *.eval.yaml")
+    return found

@@ -21,6 +21,10 @@ from eval_pipelines.spec.errors import SpecErrors
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+# Text the document expands to: aliases repeat a scalar without repeating its
+# bytes in the file, and whatever stores the value later (JSON, DuckDB) pays for
+# every copy -- 100 aliases of a 1 MB string must not become 100 MB.
+MAX_EXPANDED_BYTES = 2 * MAX_FILE_BYTES
 
 PathKey = tuple[Any, ...]
 _STANDARD_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:omap"}
@@ -75,6 +79,7 @@ class _Walker:
         self.file = file
         self.lines: dict[PathKey, int] = {}
         self.nodes = 0
+        self.expanded = 0  # characters of scalar text, counting every alias again
         self.constructor = yaml.constructor.SafeConstructor()
 
     def build(self, node: yaml.Node, path: PathKey, depth: int) -> Any:
@@ -141,6 +146,15 @@ class _Walker:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        self.expanded += len(node.value) if isinstance(node.value, str) else 0
+        if self.expanded > MAX_EXPANDED_BYTES:
+            raise SpecErrors.single(
+                self.file,
+                f"document expands to more than {MAX_EXPANDED_BYTES} bytes of text (YAML aliases?)",
+                path=path,
+                line=node.start_mark.line + 1,
+                expected="aliases that do not repeat large values",
+            )
         return self.constructor.construct_object(node, deep=True)
 
 

@@ -14,6 +14,8 @@ failing; connections are held only for the short read or write.
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import random
 import time
 from contextlib import contextmanager
@@ -28,12 +30,22 @@ import pandas as pd
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.views import ensure_views, marker
 
+_log = logging.getLogger(__name__)
+
 __all__ = ["DatabaseBusy", "Partition", "TABLES", "connect", "none_if_missing", "read_partition",
            "replace_partition", "schema_sql", "upsert_ratings"]
 
 LOCK_WAIT_S = 120.0
 TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
           "case_metrics", "regressions")
+
+
+def _configured_wait() -> float:
+    try:
+        value = float(os.environ.get("EVAL_PIPELINES_DB_WAIT_S", LOCK_WAIT_S))
+    except ValueError:
+        return LOCK_WAIT_S
+    return value if 0 <= value < float("inf") else LOCK_WAIT_S
 
 
 class DatabaseBusy(RuntimeError):
@@ -77,8 +89,15 @@ def _is_lock_error(exc: Exception) -> bool:
 
 
 @contextmanager
-def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection with the schema applied; waits while another process holds the file."""
+def connect(path: str | Path, *, read_only: bool = False,
+            wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection with the schema applied; waits while another process holds the file.
+
+    The wait is bounded (``wait_s``, default ``EVAL_PIPELINES_DB_WAIT_S`` or 120 s)
+    and announced once as a warning, then ends in :class:`DatabaseBusy`.
+    """
+    if wait_s is None:
+        wait_s = _configured_wait()
     target = str(path)
     if not target.startswith("md:") and target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
@@ -94,6 +113,8 @@ def connect(path: str | Path, *, read_only: bool = False, wait_s: float = LOCK_W
                     raise DatabaseBusy(f"database {target} is busy (another process had it open for "
                                        f"writing for more than {wait_s:.3g} s); retry later") from None
                 raise
+            if delay == 0.05:
+                _log.warning("database %s is held by another process; waiting up to %.3g s", target, wait_s)
             time.sleep(delay + random.uniform(0, delay))
             delay = min(delay * 2, 2.0)
     try:

@@ -187,6 +187,65 @@ def _deep_json_line() -> str:
     return "[" * 100_000 + "]" * 100_000 + "\n"
 
 
+def _tests_json(field: str, value: str) -> str:
+    """A v2 tests.json with one bad timeout (issue 19): settings.defaultTimeout or evaluation.timeout."""
+    settings = f'"settings": {{"defaultTimeout": {value}}}, ' if field == "default" else ""
+    evaluation = f', "evaluation": {{"timeout": {value}}}' if field == "case" else ""
+    return ('{"version": "2.0", "skill": "bad", ' + settings + '"testCases": [{"id": "a", "name": "a", '
+            '"input": {"prompt": "hi"}, "expected": {"output": "hi"}' + evaluation + '}]}')
+
+
+BAD_TIMEOUTS = {"string": ('"fast"', "invalid timeout 'fast'"), "negative": ("-5", "invalid timeout -5"),
+                "list": ("[1]", "invalid timeout [1]"), "nan": ("NaN", "invalid timeout nan"),
+                "infinity": ("Infinity", "invalid timeout inf"), "1e400": ("1e400", "invalid timeout inf")}
+
+
+def _ids(*ids: str) -> str:
+    return "tests:\n" + "".join(f"  - id: {i}\n    input: hi\n    assert:\n      - type: contains\n"
+                                f"        value: hi\n" for i in ids)
+
+
+def _alias_bytes_bomb() -> str:
+    # 100 aliases of a 1 MB string: few nodes, but 100 MB once anything stores the values.
+    return (GOOD_SUITE + "    metadata:\n      big: &big " + "x" * (1024 * 1024) + "\n      copies: ["
+            + ", ".join(["*big"] * 100) + "]\n")
+
+
+def _suite_link_loop(ctx: Ctx) -> Path:
+    root = package(ctx, "loop", suite=None)
+    (root / "eval.yaml").symlink_to(root / "eval.yaml")
+    return root
+
+
+ISSUE_19_CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
+    **{f"tests_json_default_timeout_{name}": (
+        lambda c, v=value, n=name: package(c, f"dt{n}", suite=_tests_json("default", v), suite_name="tests.json"),
+        message) for name, (value, message) in BAD_TIMEOUTS.items()},
+    **{f"tests_json_case_timeout_{name}": (
+        lambda c, v=value, n=name: package(c, f"ct{n}", suite=_tests_json("case", v), suite_name="tests.json"),
+        message) for name, (value, message) in BAD_TIMEOUTS.items()},
+    "threshold_nan": (lambda c: package(c, "thnan", suite="thresholds:\n  required_pass_rate: .nan\n"
+                                        + GOOD_SUITE), "invalid threshold nan"),
+    "threshold_inf": (lambda c: package(c, "thinf", suite="thresholds:\n  required_pass_rate: .inf\n"
+                                        + GOOD_SUITE), "invalid threshold inf"),
+    "threshold_negative": (lambda c: package(c, "thneg", suite="thresholds:\n  required_pass_rate: -0.5\n"
+                                             + GOOD_SUITE), "invalid threshold -0.5"),
+    "composite_weight_of_missing_child": (lambda c: package(c, "cweight", suite=GOOD_SUITE.replace(
+        "      - type: contains\n        value: hi\n",
+        "      - type: composite\n        aggregator:\n          type: weighted_average\n"
+        "          weights: {ghost: 2}\n        assert:\n          - name: real\n            type: contains\n"
+        "            value: hi\n")), "aggregator weights name ['ghost']"),
+    "yaml_alias_bytes_bomb": (lambda c: package(c, "bytesbomb", suite=_alias_bytes_bomb()),
+                              "bytes of text (YAML aliases?)"),
+    "ids_equal_after_nfc": (lambda c: package(c, "nfc", suite=_ids("caf\u00e9", "cafe\u0301")),
+                            "duplicate test id 'caf\u00e9'"),
+    "id_with_newline": (lambda c: package(c, "idnl", suite=_ids('"a\\nb"')), "U+000A"),
+    "id_with_bidi_override": (lambda c: package(c, "idbidi", suite=_ids("evil\u202etxt")),
+                              "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    "suite_symlink_loop": (_suite_link_loop, "symbolic link loop"),
+}
+
+
 CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
     # -- archives
     "zip_truncated": (_zip_truncated, "not a readable zip archive"),
@@ -286,6 +345,7 @@ CASES: dict[str, tuple[Callable[[Ctx], Path], str]] = {
                              "targets.yaml"),
     "suite_names_unknown_target": (lambda c: package(c, "tunknown", suite="execution:\n  targets: [nope]\n"
                                                      + GOOD_SUITE), "unknown target(s) ['nope']"),
+    **ISSUE_19_CASES,
 }
 
 # Cases whose package opens as bad@1.0.0 (or fails to open at all) and is found in skills/:

@@ -4,7 +4,9 @@ One hostile script tries, in turn: writing outside its working directory,
 reading a private key in a ``.ssh`` folder, reading the results DuckDB file,
 opening a network connection (to a listener this test runs), and exhausting
 file descriptors. It runs under bubblewrap (installed here) and under the
-plain ``subprocess+rlimits`` fallback (forced with ``EVAL_PIPELINES_BWRAP=off``).
+plain ``subprocess+rlimits`` fallback (forced with ``EVAL_PIPELINES_SANDBOX=subprocess``,
+which also needs the explicit opt-in), and at the level picked without bubblewrap
+(``namespaces`` as root; issue 19).
 
 The assertions state what docs/security.md says each level prevents -- and,
 for the fallback, what it does not: it runs as the caller's user (root in this
@@ -28,7 +30,7 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.run.sandbox import BUBBLEWRAP, SUBPROCESS, OPEN_FILES_LIMIT, run_sandboxed
+from eval_pipelines.run.sandbox import BUBBLEWRAP, ENV_ALLOW, NAMESPACES, SUBPROCESS, OPEN_FILES_LIMIT, run_sandboxed
 from eval_pipelines.spec.models import Assertion, Message, TestCase
 from eval_pipelines.store.connection import connect
 
@@ -126,6 +128,7 @@ def test_bubblewrap_stops_every_hostile_action(tmp_path: Path, listener: tuple[i
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     monkeypatch.delenv("EVAL_PIPELINES_BWRAP", raising=False)
+    monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "bubblewrap")  # as root the default is namespaces
     report, result = run_hostile(tmp_path, listener[0])
     assert result.isolation == BUBBLEWRAP, result.isolation
     assert report["write_outside"][0] == "refused" and not report["_written"]
@@ -138,9 +141,34 @@ def test_bubblewrap_stops_every_hostile_action(tmp_path: Path, listener: tuple[i
     print(f"\nFIGURES sandbox bubblewrap: {json.dumps(report)}")
 
 
+def test_without_bubblewrap_the_default_level_stops_every_hostile_action(
+        tmp_path: Path, listener: tuple[int, list[Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVAL_PIPELINES_BWRAP", "off")
+    monkeypatch.delenv("EVAL_PIPELINES_SANDBOX", raising=False)
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
+    target, key, db = plant(tmp_path)
+    result = run_sandboxed(["python", "-c", HOSTILE, str(target), str(key), str(db), str(listener[0]),
+                            str(Path.home())], stdin=b"", timeout_s=30)
+    if result.isolation != NAMESPACES:  # no namespaces here: refused, never run half-protected
+        assert result.error and result.error.startswith("untrusted code refused") and result.stdout == b""
+        assert not target.exists()
+        return
+    assert result.returncode == 0, result.stderr_tail()
+    report = json.loads(result.stdout)
+    assert report["write_outside"][0] == "refused" and not target.exists()
+    assert report["read_ssh_key"][0] == "refused"
+    assert report["read_duckdb"][0] == "refused"
+    assert report["list_real_home_ssh"][0] == "refused"
+    assert report["network"][0] == "refused" and listener[1] == []
+    count, error = report["file_descriptors"][1]
+    assert count <= OPEN_FILES_LIMIT and "Too many open files" in error
+    print(f"\nFIGURES sandbox namespaces: {json.dumps(report)}")
+
+
 def test_plain_rlimits_fallback_bounds_resources_but_not_access(tmp_path: Path, listener: tuple[int, list[Any]],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EVAL_PIPELINES_BWRAP", "off")
+    monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "subprocess")
+    monkeypatch.setenv(ENV_ALLOW, "1")  # the plain level is refused without it
     report, result = run_hostile(tmp_path, listener[0])
     assert result.isolation == SUBPROCESS
     # What the fallback bounds: descriptors (and, in tests/run/test_sandbox.py, time, memory, CPU, file size, output).
@@ -161,10 +189,10 @@ def test_plain_rlimits_fallback_bounds_resources_but_not_access(tmp_path: Path, 
 def test_a_hostile_code_judge_gets_an_error_grade_and_reaches_nothing(tmp_path: Path,
                                                                       listener: tuple[int, list[Any]],
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same probes from a suite's code judge, through the grader (bubblewrap when installed)."""
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
+    """The same probes from a suite's code judge, through the grader, at the default level."""
     monkeypatch.delenv("EVAL_PIPELINES_BWRAP", raising=False)
+    monkeypatch.delenv("EVAL_PIPELINES_SANDBOX", raising=False)
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     target, key, db = plant(tmp_path)
     judge = tmp_path / "suite" / "judge.py"
     judge.parent.mkdir()
@@ -178,6 +206,9 @@ def test_a_hostile_code_judge_gets_an_error_grade_and_reaches_nothing(tmp_path: 
     case = TestCase(id="t", input=[Message(content="q")])
     grade = grade_output(Assertion(type="code_judge", config={"script": "judge.py"}),
                          GradeInput(case=case, output="anything", suite_dir=judge.parent))
+    if grade.details.get("isolation", "").split(" (")[0] not in (NAMESPACES, BUBBLEWRAP):
+        assert grade.status == "error" and "untrusted code refused" in grade.reason
+        return
     assert grade.status == "graded", grade.reason
     assert grade.score == 1.0, grade.details  # every probe was refused
     assert not target.exists() and listener[1] == []

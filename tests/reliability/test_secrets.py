@@ -18,8 +18,10 @@ everything the CLI printed, every Dagster event message, and the error texts.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -163,3 +165,64 @@ def test_the_key_appears_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     print(f"\nFIGURES secrets: tables={len(tables)} rows_scanned={rows_scanned} files_scanned={files_scanned} "
           f"dagster_runs={len(runs)} events={events} requests={len(served)} 401s={served.count('401')} "
           f"error_rows_with_401={error_rows} judge_grades_with_401={judge_401} leaks=0")
+
+
+def test_hostile_programs_cannot_read_the_key_from_the_pipelines_proc(tmp_path: Path) -> None:
+    """Issue 19: the pipeline *starts* with the key (changing os.environ does not scrub
+    /proc/<pid>/environ); a skill program (command target) and a code judge read every
+    /proc/*/environ they can see. The CLI runs as its own process with the key in its
+    start-up environment, at the default level; the key must reach no row and no file."""
+    from tests.support.hostile import READ_ENVIRON
+
+    root = tmp_path / "project"
+    skill = root / "skills" / "proc-hunter"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: proc-hunter\ndescription: Hunts.\nversion: 1.0.0\n---\n")
+    (skill / "hunt.py").write_text("import sys\nsys.stdin.read()\n" + READ_ENVIRON)
+    (skill / "judge.py").write_text(
+        "import io, json, sys, contextlib\nsys.stdin.read()\nbuf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf):\n" + "".join(f"    {line}\n" for line in READ_ENVIRON.splitlines())
+        + "report = json.loads(buf.getvalue())\n"
+        "print(json.dumps({'score': 1.0, 'reasoning': json.dumps(report), 'details': report}))\n")
+    (skill / "eval.yaml").write_text(
+        "tests:\n" + "".join(f"  - id: hunt{i}\n    input: find the key\n    assert:\n"
+                             f"      - type: contains\n        value: visible\n"
+                             f"      - type: code_judge\n        script: judge.py\n" for i in range(3)))
+    (skill / "targets.yaml").write_text("targets:\n  - name: hunter\n    type: command\n"
+                                        "    command: [python, hunt.py]\n")
+    db = tmp_path / "results.duckdb"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(PROJECT), "OPENAI_API_KEY": CANARY,
+           "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", "import sys; from eval_pipelines.cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", "--root", str(root), "run", str(skill), "--db", str(db),
+                           "--no-cache"], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    found: dict[str, list[str]] = {}
+    if leaks(done.stdout + done.stderr):
+        found["cli output"] = leaks(done.stdout + done.stderr)
+    with connect(db, read_only=True) as con:
+        outputs = con.execute("SELECT output, error FROM model_outputs").fetchall()
+        grades = con.execute("SELECT status, details FROM grades WHERE assertion_type = 'code_judge'").fetchall()
+        tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                            "WHERE table_type = 'BASE TABLE'").fetchall()]
+        for table in tables:
+            for piece in PIECES:
+                if con.execute(f"SELECT count(*) FROM {table} t WHERE contains(CAST(t AS VARCHAR), ?)",
+                               [piece]).fetchone()[0]:
+                    found.setdefault(f"duckdb:{table}", []).append(piece)
+    files = [p for p in root.rglob("*") if p.is_file()]
+    for path in files:
+        for piece in PIECES:
+            if piece.encode() in path.read_bytes():
+                found.setdefault(str(path), []).append(piece)
+    assert found == {}, found
+    # The hunt really ran, in the sandbox, at a level recorded with each grade.
+    isolations = {json.loads(details)["isolation"] for _, details in grades}
+    if any(label.startswith("namespaces") or label.startswith("bubblewrap") for label in isolations):
+        assert len(outputs) == 3 and all(out and '"visible"' in out for out, _ in outputs), outputs
+        assert [status for status, _ in grades] == ["graded"] * 3
+    else:  # no strong level here: refused, with the reason in every row
+        assert all(error and "untrusted code refused" in error for _, error in outputs)
+    reports = [p for p in files if "reports" in p.parts]
+    print(f"\nFIGURES secrets /proc hunt: isolation={sorted(isolations)} outputs={len(outputs)} "
+          f"grades={len(grades)} tables={len(tables)} files_scanned={len(files)} reports={len(reports)} leaks=0")

@@ -28,12 +28,10 @@ if text.startswith("fail"):
     sys.stderr.write("noise\n" * 200 + "fatal: cannot compute " + text + "\n")
     sys.exit(3)
 if text.startswith("sleep"):
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    with open("pids.txt", "w") as f:
-        f.write(f"{os.getpid()} {child.pid}\n")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "sleeper-" + text.split()[-1]])
     time.sleep(60)
 if text.startswith("env"):
-    print("cwd=" + os.path.basename(os.getcwd()))
+    print("cwd=" + ",".join(sorted(os.listdir("."))))
     print("secret=" + os.environ.get("EVAL_TEST_API_KEY", "<absent>"))
     print("plain=" + os.environ.get("EVAL_TEST_PLAIN", "<absent>"))
     sys.exit(0)
@@ -129,23 +127,23 @@ def _alive(pid: int) -> bool:
 
 
 def test_command_timeout_is_an_error_and_kills_the_process_group(skill_dir: Path) -> None:
-    suite = suite_of(case("slow", "sleep please", contains("x"), timeout_ms=1500), targets=["cmd"])
+    marker = f"m{os.getpid()}x{time.time_ns()}"
+    suite = suite_of(case("slow", f"sleep please {marker}", contains("x"), timeout_ms=1500), targets=["cmd"])
     started = time.monotonic()
     (out,) = run(suite, {"cmd": cmd_config(timeout_s=30)}, skill_dir)
     elapsed = time.monotonic() - started
     assert out.output is None and out.error == "command timed out after 1.5 s"
     assert elapsed < 25  # the 1.5 s timeout, not the 30 s target default
-    pids = [int(p) for p in (skill_dir / "pids.txt").read_text().split()]
-    assert len(pids) == 2
+    # The program and its child (its command line carries the marker) are gone.
+    survivors = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p, f"sleeper-{marker}")]
+    assert survivors == [], "the command's child survived the timeout"
+
+
+def _cmdline_has(proc: Path, marker: str) -> bool:
     try:
-        deadline = time.monotonic() + 5
-        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_alive(p) for p in pids), "the command or its child survived the timeout"
-    finally:
-        for pid in pids:  # never leave our own sleepers behind if the assertion fails
-            if _alive(pid):
-                os.kill(pid, 9)
+        return marker.encode() in (proc / "cmdline").read_bytes() and _alive(int(proc.name))
+    except OSError:
+        return False
 
 
 def test_command_target_config_timeout_applies(skill_dir: Path) -> None:
@@ -154,11 +152,13 @@ def test_command_target_config_timeout_applies(skill_dir: Path) -> None:
     assert out.error == "command timed out after 1 s"
 
 
-def test_command_runs_in_package_dir_without_secrets(skill_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_runs_in_a_copy_of_the_package_without_the_callers_environment(
+        skill_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skill program is untrusted: sandboxed, in a copy of its package, none of the caller's variables."""
     monkeypatch.setenv("EVAL_TEST_API_KEY", "sk-should-not-leak")
     monkeypatch.setenv("EVAL_TEST_PLAIN", "visible")
     (out,) = run(suite_of(case("e", "env"), targets=["cmd"]), {"cmd": cmd_config()}, skill_dir)
-    assert out.output == "cwd=skillpkg\nsecret=<absent>\nplain=visible"
+    assert out.output == "cwd=skill.py\nsecret=<absent>\nplain=<absent>"
 
 
 def test_command_that_cannot_start(tmp_path: Path) -> None:

@@ -325,3 +325,13 @@ def test_fake_server_embeddings_and_reset_counts(fake_openai: FakeOpenAIServer) 
 def test_fake_server_rejects_unknown_fault_names() -> None:
     with pytest.raises(ValueError, match="unknown fault"):
         FakeOpenAIServer(fail_plan=["418"])
+
+
+def test_the_targets_timeout_s_bounds_each_attempt(fake_openai: FakeOpenAIServer) -> None:
+    """Issue 19: `timeout_s: 0.3` in targets.yaml holds even when the case allows 30 s."""
+    fake_openai.hang_s = 60.0
+    fake_openai.plan("timeout", "timeout")
+    out, elapsed = _generate(fake_openai, _request(timeout_s=30), max_retries=1, timeout_s=0.3)
+    assert out.output is None and out.error is not None and "Timeout" in out.error
+    assert "2 attempt" in out.error and fake_openai.request_count == 2
+    assert elapsed < 29  # two attempts ended by the target's 0.3 s, not one by the case's 30 s

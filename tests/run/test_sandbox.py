@@ -1,11 +1,11 @@
 """eval_pipelines.run.sandbox: timeouts, memory, leftover children, environment, files.
 
-These run real processes. They hold under either isolation: the plain
-``subprocess+rlimits`` one, and bubblewrap when ``bwrap`` is installed (or
-``EVAL_PIPELINES_BWRAP`` points at one). Process checks therefore look for a
-unique token in ``/proc/*/cmdline`` (pids printed inside bubblewrap's PID
-namespace are not host pids), and additionally check the printed pid when the
-plain isolation ran.
+These run real processes at the level the sandbox picks here (``namespaces``
+as root, bubblewrap otherwise when it starts) and hold under any level.
+Process checks therefore look for a unique token in ``/proc/*/cmdline`` (pids
+printed inside a PID namespace are not host pids), and additionally check the
+printed pid when the plain isolation ran. The attacks of issue 19 at every
+level are in tests/run/test_sandbox_levels.py.
 """
 
 from __future__ import annotations
@@ -22,13 +22,19 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.run.sandbox import BUBBLEWRAP, SUBPROCESS, arun_sandboxed, run_sandboxed
+from eval_pipelines.run.sandbox import (
+    BUBBLEWRAP, DROPPED_UID, ENV_ALLOW, NAMESPACES, STRONG_LEVELS, SUBPROCESS, arun_sandboxed, run_sandboxed,
+)
 
 ALLOWED_ENV = {"PATH", "LANG", "HOME", "TMPDIR"}
 
 
-def py(code: str, *args: str, stdin: bytes = b"", timeout_s: float = 10, **kw):
-    return run_sandboxed(["python", "-c", code, *args], stdin=stdin, timeout_s=timeout_s, **kw)
+# The dropped-uid level cannot run an interpreter installed in a folder only root may enter.
+PLAIN_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python"
+
+
+def py(code: str, *args: str, stdin: bytes = b"", timeout_s: float = 10, executable: str = "python", **kw):
+    return run_sandboxed([executable, "-c", code, *args], stdin=stdin, timeout_s=timeout_s, **kw)
 
 
 def token() -> str:
@@ -75,7 +81,7 @@ def test_runs_python_with_stdin_and_captures_output() -> None:
     assert result.ok, result
     assert result.stdout == b"HELLO\n"
     assert result.stderr == b"warn\n"
-    assert result.isolation == BUBBLEWRAP or result.isolation.startswith(SUBPROCESS)
+    assert result.isolation.split(" (")[0] in (NAMESPACES, BUBBLEWRAP, DROPPED_UID, SUBPROCESS)
     assert not result.timed_out and not result.killed
     assert result.duration_ms > 0
 
@@ -124,7 +130,7 @@ CHILD_SPAWNERS = {
 @pytest.mark.parametrize("how", sorted(CHILD_SPAWNERS))
 def test_no_child_survives_the_run(how: str) -> None:
     tok = token()
-    result = py(CHILD_SPAWNERS[how], tok, timeout_s=10)
+    result = py(CHILD_SPAWNERS[how], tok, timeout_s=45)
     assert result.returncode == 0, result.stderr
     assert not result.timed_out
     # The sleeper kept stdout open (popen, fork) but did not hold the run up: it did not
@@ -178,12 +184,14 @@ def test_relative_writes_do_not_land_in_the_callers_cwd(tmp_path: Path,
     assert not Path(result.stdout.decode().strip()).exists()  # removed with the sandbox dir
 
 
-def test_bubblewrap_blocks_writes_outside_the_sandbox(tmp_path: Path) -> None:
+def test_the_default_level_blocks_writes_outside_the_sandbox(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
     target = tmp_path / "outside.txt"
     result = py(f"open({str(target)!r}, 'w').write('escaped')")
-    if result.isolation != BUBBLEWRAP:
-        pytest.skip(f"bubblewrap did not run here ({result.isolation}); the plain isolation "
-                    "does not stop writes elsewhere on the machine")
+    if result.isolation not in STRONG_LEVELS:
+        assert result.error and "untrusted code refused" in result.error  # refused, not run
+        return
     assert result.returncode != 0
     assert not target.exists()
 
@@ -223,21 +231,33 @@ def test_async_wrapper() -> None:
     assert [r.stdout for r in results] == [b"0\n", b"2\n", b"4\n"]
 
 
-def test_bubblewrap_that_cannot_start_falls_back(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bubblewrap_that_cannot_start_falls_back_and_says_why(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("EVAL_PIPELINES_BWRAP", str(fake))
-    result = py("print('still ran')")
+    monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "bubblewrap")
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
+    refused = py("print('still ran')")
+    assert refused.error and "untrusted code refused" in refused.error and "--allow-unsandboxed-code" in refused.error
+    assert "bubblewrap failed to start" in refused.isolation and "No permissions" in refused.isolation
+    monkeypatch.setenv(ENV_ALLOW, "1")
+    result = py("print('still ran')", executable=PLAIN_PYTHON)
     assert result.ok, result
     assert result.stdout == b"still ran\n"
-    assert result.isolation.startswith(f"{SUBPROCESS} (bubblewrap failed to start")
-    assert "No permissions" in result.isolation
+    assert result.isolation.split(" (")[0] in (DROPPED_UID, SUBPROCESS)
+    assert "(bubblewrap failed to start" in result.isolation and "No permissions" in result.isolation
 
 
-def test_bubblewrap_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EVAL_PIPELINES_BWRAP", "off")
+def test_the_plain_level_is_refused_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVAL_PIPELINES_SANDBOX", "subprocess")
+    monkeypatch.delenv(ENV_ALLOW, raising=False)
+    refused = py("print(1)")
+    assert refused.returncode == 127 and not refused.ok and refused.stdout == b""
+    assert refused.error.startswith("untrusted code refused: the strongest sandbox available here is "
+                                    "subprocess+rlimits")
+    monkeypatch.setenv(ENV_ALLOW, "1")
     assert py("print(1)").isolation == SUBPROCESS
 
 

@@ -15,6 +15,7 @@ Inner weights stay inside: the composite is one score to the outer model.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -71,6 +72,19 @@ class CompositeParams(Params):
         if len(names) != len(set(names)):
             raise ValueError("nested assertion names must be unique")
         return value
+
+    @model_validator(mode="after")
+    def _weights_name_children(self) -> "CompositeParams":
+        # A weight for a child that does not exist would silently weigh nothing.
+        labels = {str(item.get("name") or item.get("type")) for item in self.assert_ if isinstance(item, dict)}
+        unknown = sorted(set(self.agg.weights) - labels)
+        if unknown:
+            raise ValueError(f"aggregator weights name {unknown}, which no nested assertion is called; "
+                             f"the nested assertions are {sorted(labels)}")
+        bad = {k: v for k, v in self.agg.weights.items() if not math.isfinite(v) or v < 0}
+        if bad:
+            raise ValueError(f"aggregator weights must be finite and at least 0, got {bad}")
+        return self
 
     @property
     def agg(self) -> Aggregator:

@@ -1,83 +1,75 @@
 """Command: run a skill's own program with the test input on stdin.
 
-The program runs in the skill package folder with a timeout; its own process
-group is killed whole on timeout. Its environment is the caller's minus
-anything that looks like a secret, because skill scripts are not trusted with
-API keys they do not need.
+Skill packages are uploaded by others (seed 000 is a marketplace), so their
+programs are untrusted code and run in :mod:`eval_pipelines.run.sandbox`, like
+judges: a copy of the package folder as the working directory, the clean
+environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``, plus ``EVAL_WORKSPACE``
+and the workspace's setup variables when the suite has a workspace, which is
+then the one other writable folder), no network unless the target says
+``network: true``, resource limits, and the timeout. The sandbox's level is
+refused when too weak, unless the operator allows it; the error row says so.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
 import shlex
-import signal
-import sys
 import time
 from pathlib import Path
 
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import CommandTargetConfig
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+# Variables handed to untrusted programs are chosen by the suite; names like these are dropped anyway.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 MAX_OUTPUT_BYTES = 1_000_000
-
-
-def scrubbed_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
 
 
 class CommandTarget:
     def __init__(self, config: CommandTargetConfig, base_dir: Path, extra_env: dict[str, str] | None = None) -> None:
-        self.extra_env = dict(extra_env or {})
+        # Variables a suite's workspace set: never secrets, but checked like the rest of the environment.
+        self.extra_env = {k: v for k, v in (extra_env or {}).items() if not SECRET_NAME.search(k)}
         self.name = config.name
         self.concurrency = config.concurrency
         self.timeout_s = config.timeout_s
+        self.memory_mb = config.memory_mb
+        self.network = config.network
         self.cwd = base_dir
-        argv = shlex.split(config.command) if isinstance(config.command, str) else list(config.command)
-        # `python` means the interpreter running the pipeline, so skills work in a venv.
-        if argv and argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        self.argv = argv
+        self.argv = shlex.split(config.command) if isinstance(config.command, str) else list(config.command)
+        workspace = self.extra_env.get("EVAL_WORKSPACE")
+        self.writable = (Path(workspace),) if workspace and Path(workspace).is_dir() else ()
 
     async def generate(self, request: TargetRequest) -> ModelOutput:
+        from eval_pipelines.run.sandbox import arun_sandboxed
+
         started = time.perf_counter()
         timeout = min(self.timeout_s, request.timeout_s)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=scrubbed_environment() | self.extra_env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return ModelOutput(request.test_id, self.name, request.trial, None,
-                               error=f"cannot start {self.argv[0]!r}: {exc.strerror or exc}")
-        try:
-            stdout, stderr = await asyncio.wait_for(
-                proc.communicate(request.user_text.encode()), timeout
-            )
-        except asyncio.TimeoutError:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            await proc.wait()
-            return ModelOutput(request.test_id, self.name, request.trial, None,
-                               error=f"command timed out after {timeout:g} s",
-                               latency_ms=(time.perf_counter() - started) * 1000)
+        if not self.argv:
+            return ModelOutput(request.test_id, self.name, request.trial, None, error="empty command")
+        result = await arun_sandboxed(
+            self.argv,
+            stdin=request.user_text.encode(),
+            timeout_s=timeout,
+            memory_mb=self.memory_mb,
+            max_output_bytes=MAX_OUTPUT_BYTES,
+            copy_from=self.cwd,
+            writable=self.writable,
+            extra_env=self.extra_env,
+            network=self.network,
+        )
         latency = (time.perf_counter() - started) * 1000
-        text = stdout[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
-        if proc.returncode != 0:
-            tail = stderr[-500:].decode("utf-8", errors="replace").strip()
+        if result.error:
             return ModelOutput(request.test_id, self.name, request.trial, None,
-                               error=f"command exited with {proc.returncode}: {tail}",
+                               error=f"cannot start {self.argv[0]!r}: {result.error} [sandbox: {result.isolation}]",
                                latency_ms=latency)
-        return ModelOutput(request.test_id, self.name, request.trial, text.rstrip("\n"),
+        if result.timed_out:
+            return ModelOutput(request.test_id, self.name, request.trial, None,
+                               error=f"command timed out after {timeout:g} s", latency_ms=latency)
+        if result.returncode != 0:
+            return ModelOutput(request.test_id, self.name, request.trial, None,
+                               error=f"command exited with {result.returncode}: {result.stderr_tail()}",
+                               latency_ms=latency)
+        return ModelOutput(request.test_id, self.name, request.trial, result.stdout_text().rstrip("\n"),
                            latency_ms=latency, llm_calls=0)
 
     async def aclose(self) -> None:

@@ -50,6 +50,10 @@ class CommandTargetConfig(_TargetBase):
     command: list[str] | str
     concurrency: int = Field(default=2, ge=1, le=64)
     timeout_s: float = Field(default=30.0, gt=0)
+    # The program runs sandboxed (it is untrusted, like a judge): no network
+    # unless asked for here (e.g. it calls its own model), a memory cap.
+    network: bool = False
+    memory_mb: int = Field(default=2048, ge=64)
 
 
 TargetConfig = Annotated[

@@ -195,7 +195,12 @@ class OpenAITarget:
         timeout_s: float,
         extra: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """One chat completion with our retry policy; never raises for API failures."""
+        """One chat completion with our retry policy; never raises for API failures.
+
+        Each attempt may take the smaller of the target's ``timeout_s``
+        (targets.yaml) and the case's timeout.
+        """
+        timeout_s = min(timeout_s, self.config.timeout_s)
         body: dict[str, Any] = {"model": self.config.model, "messages": messages}
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature

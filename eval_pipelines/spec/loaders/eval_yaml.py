@@ -18,6 +18,7 @@ settings, workspace) and assembles the ``Suite``; the tests are parsed in
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -165,11 +166,15 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
                              parse_tools(ctx, doc, ("tools",), raw.get("tools")),
                              parse_max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")))
     thresholds = raw.get("thresholds") or {}
-    if not isinstance(thresholds, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in thresholds.values()
-    ):
+    if not isinstance(thresholds, dict):
         ctx.error(doc, ("thresholds",), "invalid thresholds", "a mapping of metric name to number")
         thresholds = {}
+    for key, value in list(thresholds.items()):
+        # NaN would crash the gate after the model calls were paid; a negative minimum disables it.
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            ctx.error(doc, ("thresholds", key), f"invalid threshold {value!r}",
+                      "a finite number, at least 0 (a rate in [0, 1])")
+            thresholds.pop(key)
     settings = Settings()
     if "settings" in raw:
         try:

@@ -8,6 +8,7 @@ each case its default strategy when ``evaluation.strategy`` is absent.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -43,6 +44,7 @@ SETUP_KEYS = {"script", "environment", "dependencies"}
 TEARDOWN_KEYS = {"script"}
 # settings.retryFailed: a failing case without its own evaluation.retryCount runs again this often.
 RETRY_FAILED_RERUNS = 1
+MAX_TIMEOUT_MS = 24 * 3600 * 1000
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 
 
@@ -102,6 +104,17 @@ class _Loader:
 
     def unknown(self, path: tuple[Any, ...], raw: dict[str, Any], known: set[str]) -> None:
         self.errors.extend(unknown_field_errors(self.doc, path, raw, known))
+
+    def timeout_ms(self, raw: Any, path: tuple[Any, ...]) -> int | None:
+        """A timeout in milliseconds: a positive, finite number (not a string, list, NaN or 1e400)."""
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) \
+                or not 0 < raw <= MAX_TIMEOUT_MS:
+            self.error(path, f"invalid timeout {raw!r}",
+                       f"a number of milliseconds, more than 0 and at most {MAX_TIMEOUT_MS}")
+            return None
+        return max(1, int(raw))
 
     def mapping(self, raw: Any, path: tuple[Any, ...], known: set[str]) -> dict[str, Any]:
         if raw is None:
@@ -202,7 +215,7 @@ class _Loader:
         if not isinstance(metadata, dict):
             self.error(path + ("metadata",), "invalid metadata", "a mapping")
             metadata = {}
-        timeout = evaluation.get("timeout")
+        timeout = self.timeout_ms(evaluation.get("timeout"), path + ("evaluation", "timeout"))
         retries = evaluation.get("retryCount")
         if retries is not None and (isinstance(retries, bool) or not isinstance(retries, int)
                                     or not 0 <= retries <= 20):
@@ -217,7 +230,7 @@ class _Loader:
                 input=[Message(role="user", content=content)],
                 expected_output=expected.get("output"),
                 assertions=assertions,
-                timeout_ms=int(timeout) if isinstance(timeout, (int, float)) else None,
+                timeout_ms=timeout,
                 retries=retries,
                 tags=list(raw.get("tags") or metadata.get("tags") or []),
                 category=metadata.get("category"),
@@ -256,11 +269,8 @@ def _settings(loader: "_Loader", raw: dict[str, Any]) -> tuple[Settings, int]:
     for key in ("failFast", "retryFailed", "parallelExecution"):
         if key in raw and not isinstance(raw[key], bool):
             loader.error(("settings", key), f"got {raw[key]!r}", "true or false")
-    timeout = raw.get("defaultTimeout") or 30_000
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        loader.error(("settings", "defaultTimeout"), f"invalid defaultTimeout {timeout!r}", "milliseconds > 0")
-        timeout = 30_000
-    settings = Settings(timeout_ms=int(timeout), max_concurrency=concurrency,
+    timeout = loader.timeout_ms(raw.get("defaultTimeout"), ("settings", "defaultTimeout")) or 30_000
+    settings = Settings(timeout_ms=timeout, max_concurrency=concurrency,
                         fail_fast=raw.get("failFast") is True,
                         rerun_failed=RETRY_FAILED_RERUNS if raw.get("retryFailed") is True else 0)
     return settings, trials

@@ -1,0 +1,70 @@
+"""`run`'s documented exit codes for a busy database and for a run in which every case
+errored (issue 19): one line on standard error, never a traceback, never a silent wait."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.cli import EXIT_ALL_ERRORS, EXIT_BUSY, EXIT_OK, main
+from eval_pipelines.store.connection import connect
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def skill(root: Path, program: str) -> Path:
+    folder = root / "skills" / "exit-codes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: exit-codes\ndescription: Exit codes.\nversion: 1.0.0\n---\n")
+    (folder / "prog.py").write_text(program)
+    (folder / "eval.yaml").write_text("tests:\n" + "".join(
+        f"  - id: c{i}\n    input: hello\n    assert:\n      - type: contains\n        value: hello\n"
+        for i in range(3)))
+    (folder / "targets.yaml").write_text("targets:\n  - name: prog\n    type: command\n"
+                                         "    command: [python, prog.py]\n    timeout_s: 10\n")
+    return folder
+
+
+def test_every_case_an_error_row_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = skill(tmp_path, "import sys\nsys.stdin.read()\nsys.exit('broken skill')\n")
+    code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(tmp_path / "r.duckdb"), "--no-cache"])
+    out = capsys.readouterr().out
+    assert code == EXIT_ALL_ERRORS == 3, out
+    assert "every case ended as an error row (3 of 3)" in out
+
+
+def test_a_working_skill_without_threshold_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = skill(tmp_path, "import sys\nprint(sys.stdin.read())\n")
+    code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(tmp_path / "r.duckdb"), "--no-cache"])
+    assert code == EXIT_OK, capsys.readouterr().out
+
+
+def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    folder = skill(tmp_path, "import sys\nprint(sys.stdin.read())\n")
+    db = tmp_path / "r.duckdb"
+    with connect(db):
+        pass
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, sys, time
+        con = duckdb.connect({str(db)!r})
+        print("holding", flush=True)
+        sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        monkeypatch.setenv("EVAL_PIPELINES_DB_WAIT_S", "1")
+        code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(db), "--no-cache"])
+    finally:
+        holder.communicate("", timeout=30)
+    captured = capsys.readouterr()
+    assert code == EXIT_BUSY == 4, captured
+    assert "Traceback" not in captured.err + captured.out
+    errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "is busy" in errors[0] and "retry later" in errors[0], captured.err
+    assert "waiting up to 1 s" in captured.err  # said before waiting, not after
