@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.agentv_v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
+from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, find_suite_file, inside_package, open_package
@@ -14,13 +18,28 @@ from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_prompt_modes
 from eval_pipelines.spec.loaders.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
-from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
+from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file
+
+PROMPTFOO_KEYS = {"prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"}
+
+
+def is_promptfoo(doc: Document) -> bool:
+    """A promptfoo config: by its file name, or by promptfoo's own top-level fields."""
+    if doc.file.name.lower().startswith("promptfooconfig"):
+        return True
+    data = doc.data
+    return isinstance(data, dict) and bool(PROMPTFOO_KEYS & data.keys()) and (
+        "tests" in data or "scenarios" in data)
 
 
 def detect_format(doc: Document) -> str:
     data = doc.data
     if doc.file.name == "tests.json":
         return "skill-tests"
+    if is_agentv_v5(data):
+        return "agentv-v5"
+    if is_promptfoo(doc):
+        return "promptfoo"
     if is_prompt_modes(data):
         return "prompt-modes"
     if is_harness(data):
@@ -52,6 +71,10 @@ def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, lis
         return load_prompt_modes(doc)
     if kind == "harness":
         return load_harness(doc, policy)
+    if kind == "agentv-v5":
+        return load_agentv_v5(doc, policy)
+    if kind == "promptfoo":
+        return load_promptfoo(doc, policy)
     return load_eval_yaml(doc, policy)
 
 
@@ -82,10 +105,13 @@ def load_skill(
     if suite.version is None:
         suite.version = package.version
     targets = dict(project_targets or {})
+    own_targets = _suite_targets(suite, suite_file)
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
+    for config in own_targets:  # a target of the same name in targets.yaml wins
+        targets.setdefault(config.name, config)
     if not suite.execution.targets:
         own = [n for n in targets if n not in (project_targets or {})]
         suite.execution.targets = own or (["default"] if "default" in targets else [])
@@ -104,3 +130,15 @@ def load_skill(
             else "a targets.yaml defining at least one target",
         )
     return LoadedSkill(package, suite, targets, warnings)
+
+
+def _suite_targets(suite: Suite, suite_file: Path) -> list[TargetConfig]:
+    """The targets a suite file defines itself (promptfoo providers), validated as targets.yaml entries."""
+    if not suite.target_configs:
+        return []
+    try:
+        return TargetsFile.model_validate({"targets": suite.target_configs}).targets
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise SpecErrors.single(suite_file, f"provider cannot be a target: {first['msg']}",
+                                path=("providers",), expected="an OpenAI-compatible, echo, exec: or .py provider")

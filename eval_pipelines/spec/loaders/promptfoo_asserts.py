@@ -1,0 +1,294 @@
+"""promptfoo's assertion vocabulary (and AgentV v5's), each mapped onto one of our graders.
+
+``VOCABULARY`` maps a promptfoo type to a function building our assertion
+mapping from the promptfoo one; ``docs/promptfoo.md`` lists the table. The
+common fields: ``not-`` prefix -> ``negate``; ``weight``; ``metric`` -> the
+assertion's name (the metric rows are grouped by); ``threshold`` -> the
+grader's own threshold (see each entry). AgentV v5 adds ``required`` and
+``min_score`` (a gate at that score), ``name``, plain strings (a rubric
+criterion), ``script`` and the ``trajectory:*`` / ``skill-used`` types.
+
+Anything else (``transform``, ``rubricPrompt``, unknown types) is refused with
+one line naming the field; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jinja2
+
+from eval_pipelines.spec.assertions import parse_assertion
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
+from eval_pipelines.spec.models import Assertion
+from eval_pipelines.spec.source import Document, read_text
+
+
+class Refused(ValueError):
+    """An assertion we cannot honour; the message says why."""
+
+
+def _value(raw: dict[str, Any]) -> Any:
+    if "value" not in raw:
+        raise Refused("`value` is required for this assertion type")
+    return raw["value"]
+
+
+def _text(raw: dict[str, Any]) -> str:
+    value = _value(raw)
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise Refused(f"`value` must be text, got {type(value).__name__}")
+    return str(value)
+
+
+def _values(raw: dict[str, Any]) -> list[str]:
+    value = _value(raw)
+    if isinstance(value, str):  # promptfoo splits a string on commas
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    raise Refused("`value` must be a list of strings or a comma-separated string")
+
+
+def _threshold(raw: dict[str, Any], default: float | None) -> float | None:
+    value = raw.get("threshold", default)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise Refused("`threshold` must be a number")
+    return value
+
+
+def _judge(rubric: str, default_threshold: float) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        value = _text(raw) if "{value}" in rubric else raw.get("value")
+        text = rubric.replace("{value}", value or "")
+        return {"type": "llm_judge", "rubric": text, "threshold": _threshold(raw, default_threshold)}
+    return build
+
+
+def _is_json(raw: dict[str, Any]) -> dict[str, Any]:
+    if raw.get("value") is None:
+        return {"type": "is_json"}
+    if not isinstance(raw["value"], dict):
+        raise Refused("`value` must be a JSON Schema mapping (file:// schemas are read by the loader)")
+    return {"type": "json_schema", "schema": raw["value"], "allow_fence": False}
+
+
+def _word_count(raw: dict[str, Any]) -> dict[str, Any]:
+    value = _value(raw)
+    if isinstance(value, dict):
+        return {"type": "word_count", "value": {k: value[k] for k in ("min", "max") if k in value}}
+    return {"type": "word_count", "value": value}
+
+
+def _assert_set(raw: dict[str, Any]) -> dict[str, Any]:
+    if raw.get("threshold") is not None:
+        raise Refused("`threshold` on assert-set is not supported (the set passes when all its assertions pass)")
+    return {"type": "composite", "aggregator": "all", "assert": raw.get("assert") or []}
+
+
+def _needs(key: str) -> Callable[[dict[str, Any]], Any]:
+    def get(raw: dict[str, Any]) -> Any:
+        if key not in raw:
+            raise Refused(f"`{key}` is required for this assertion type")
+        return raw[key]
+    return get
+
+
+CLOSEDQA = ("Does the output meet this criterion? Criterion: {value}. Score 1 when it does, 0 when it does not.")
+FACTUALITY = ("Is the output factually consistent with this reference answer? Reference: {value}. "
+              "Score 1 when it agrees with the reference (a subset, superset or the same facts), "
+              "0 when it disagrees with it.")
+RELEVANCE = ("Is the output relevant to the input: does it answer the question asked, without "
+             "unrelated content? Score from 0 (irrelevant) to 1 (fully relevant).")
+
+VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "equals": lambda r: {"type": "equals", "value": _value(r), "trim_whitespace": False,
+                         "normalize_newlines": False},
+    "contains": lambda r: {"type": "contains", "value": _text(r)},
+    "icontains": lambda r: {"type": "icontains", "value": _text(r)},
+    "contains-any": lambda r: {"type": "contains_any", "value": _values(r)},
+    "contains-all": lambda r: {"type": "contains", "value": _values(r)},
+    "icontains-any": lambda r: {"type": "icontains_any", "value": _values(r)},
+    "icontains-all": lambda r: {"type": "icontains_all", "value": _values(r)},
+    "starts-with": lambda r: {"type": "starts_with", "value": _text(r)},
+    "regex": lambda r: {"type": "regex", "value": _text(r)},
+    "is-json": _is_json,
+    "contains-json": lambda r: {"type": "contains_json", **({"value": r["value"]} if r.get("value") else {})},
+    "is-valid-openai-tools-call": lambda r: {"type": "openai_tools_call"},
+    "javascript": lambda r: {"type": "javascript", "value": _text(r),
+                             **({"threshold": _threshold(r, None)} if "threshold" in r else {}),
+                             **({"config": r["config"]} if "config" in r else {})},
+    "python": lambda r: {"type": "python", "value": _text(r),
+                         **({"threshold": _threshold(r, None)} if "threshold" in r else {}),
+                         **({"config": r["config"]} if "config" in r else {})},
+    "similar": lambda r: {"type": "semantic_sim", "value": _text(r), "threshold": _threshold(r, 0.75)},
+    "llm-rubric": lambda r: {"type": "llm_judge", "rubric": _text(r), "threshold": _threshold(r, 0.5)},
+    "model-graded-closedqa": _judge(CLOSEDQA, 0.5),
+    "factuality": _judge(FACTUALITY, 0.5),
+    "answer-relevance": _judge(RELEVANCE, 0.7),
+    "g-eval": lambda r: {"type": "llm_judge", "rubric": _text(r), "threshold": _threshold(r, 0.7)},
+    "levenshtein": lambda r: {"type": "levenshtein", "value": _text(r), "threshold": _threshold(r, 5)},
+    "rouge-n": lambda r: {"type": "rouge_n", "value": _text(r), "threshold": _threshold(r, 0.75)},
+    "bleu": lambda r: {"type": "bleu", "value": _value(r), "threshold": _threshold(r, 0.5)},
+    "latency": lambda r: {"type": "latency", "max_ms": _needs("threshold")(r)},
+    "cost": lambda r: {"type": "cost", "max_usd": _needs("threshold")(r)},
+    "word-count": _word_count,
+    "assert-set": _assert_set,
+}
+# promptfoo's own fields every assertion may carry, besides type/value/threshold.
+COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
+          "config", "assert", "description"}
+AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "cwd", "prompt", "tools", "sequence",
+                          "args", "skill", "mode", "script"}
+
+
+def _agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """AgentV v5's own types; None when ``kind`` is not one of them."""
+    if kind in ("script", "code-grader", "code-judge"):
+        command = raw.get("command", raw.get("script"))
+        if command is None:
+            raise Refused("`command` is required for a script assertion")
+        out: dict[str, Any] = {"type": "code_judge", "command": command}
+        if "config" in raw:
+            out["config"] = raw["config"]
+        return out
+    if kind in ("trajectory:tool-used", "trajectory:tool-sequence", "trajectory:tool-args-match"):
+        tools = raw.get("tools", raw.get("sequence", raw.get("value")))
+        if isinstance(tools, str):
+            tools = [tools]
+        if not isinstance(tools, list) or not tools:
+            raise Refused("list the expected tools in `tools` (or `value`)")
+        expected = [t if isinstance(t, dict) else {"tool": str(t)} for t in tools]
+        expected = [{"tool": e.get("tool", e.get("name")), **({"args": e["args"]} if "args" in e else {})}
+                    for e in expected]
+        mode = {"trajectory:tool-used": "any_order", "trajectory:tool-sequence": "in_order"}.get(kind, "any_order")
+        return {"type": "tool_trajectory", "mode": mode, "expected": expected,
+                "args_match": "exact" if kind == "trajectory:tool-args-match" and raw.get("mode") == "exact"
+                else "subset"}
+    if kind == "skill-used":
+        skill = raw.get("skill", raw.get("value"))
+        if not isinstance(skill, str) or not skill:
+            raise Refused("name the skill in `skill` (or `value`)")
+        return {"type": "tool_trajectory", "mode": "any_order", "expected": [{"tool": "Skill", "args": {"skill": skill}}]}
+    if kind == "llm-rubric" and "value" not in raw:
+        out = {"type": "llm_judge"}
+        if "prompt" in raw:
+            out["prompt"] = str(raw["prompt"]).removeprefix("file://")
+        return out
+    return None
+
+
+def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                   variables: dict[str, Any]) -> dict[str, Any] | None:
+    """``value`` rendered with the test's variables (promptfoo templates assertion values),
+    and a ``file://`` value read (JSON/YAML as data, anything else as text); scripts stay paths."""
+    value = raw.get("value")
+    try:
+        if isinstance(value, str):
+            value = render(value, variables)
+        elif isinstance(value, list):
+            value = [render(v, variables) if isinstance(v, str) else v for v in value]
+    except jinja2.TemplateError as exc:
+        ctx.error(doc, path + ("value",), f"value does not render: {exc}")
+        return None
+    base = str(raw.get("type", "")).removeprefix("not-")
+    if isinstance(value, str) and value.startswith("file://") and base not in ("javascript", "python"):
+        files = resolve_refs(ctx, doc, path + ("value",), value)
+        if not files:
+            return None
+        if files[0].suffix.lower() in (".json", ".yaml", ".yml"):
+            loaded = read_structured(ctx, doc, path + ("value",), files[0])
+            if loaded is None:
+                return None
+            value = loaded.data
+        else:
+            try:
+                value = read_text(files[0])
+            except SpecErrors as exc:
+                ctx.errors.extend(exc.errors)
+                return None
+    return {**raw, "value": value} if "value" in raw else raw
+
+
+def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                      dialect: str = "promptfoo", variables: dict[str, Any] | None = None) -> Assertion | None:
+    """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded)."""
+    if isinstance(raw, str) and dialect == "agentv":
+        return parse_assertion({"type": "rubrics", "criteria": [raw]}, doc, path, ctx.errors)
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        ctx.error(doc, path, "invalid assertion", "a mapping with a promptfoo `type`"
+                  + (" or a rubric string" if dialect == "agentv" else ""))
+        return None
+    ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
+    resolved = _resolve_value(ctx, doc, path, raw, variables or {})
+    if resolved is None:
+        return None
+    raw = resolved
+    kind: str = raw["type"]
+    negate = kind.startswith("not-")
+    base = kind.removeprefix("not-")
+    for key, feature in (("transform", "output transforms"), ("rubricPrompt", "custom grading prompts"),
+                         ("provider", "a per-assertion grading provider")):
+        if key in raw:
+            ctx.error(doc, path + (key,), f"{feature} (`{key}`) are not supported",
+                      "the suite's judge target grades model-graded assertions" if key == "provider"
+                      else "an assertion without it")
+            return None
+    try:
+        built = _agentv_extras(raw, base) if dialect == "agentv" else None
+        if built is None:
+            if base not in VOCABULARY:
+                ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
+                          "one of " + ", ".join(sorted(VOCABULARY)) + " (optionally with `not-`)")
+                return None
+            built = VOCABULARY[base](raw)
+        if base == "assert-set":
+            built["assert"] = [_nested(ctx, doc, path + ("assert", i), item, dialect, variables or {})
+                               for i, item in enumerate(raw.get("assert") or [])]
+            if any(b is None for b in built["assert"]):
+                return None
+    except Refused as exc:
+        ctx.error(doc, path, f"{kind}: {exc}")
+        return None
+    if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
+        ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
+        return None
+    built = {k: v for k, v in built.items() if v is not None}
+    name = raw.get("metric", raw.get("name"))
+    if name is not None:
+        built["name"] = str(name)
+    if "weight" in raw:
+        built["weight"] = raw["weight"]
+    if negate:
+        built["negate"] = True
+    if "min_score" in raw:
+        built["required"] = raw["min_score"]
+    elif "required" in raw:
+        built["required"] = raw["required"]
+    return parse_assertion(built, doc, path, ctx.errors)
+
+
+def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,
+            variables: dict[str, Any]) -> dict[str, Any] | None:
+    assertion = convert_assertion(ctx, doc, path, raw, dialect, variables)
+    if assertion is None:
+        return None
+    out: dict[str, Any] = {"type": assertion.type, **assertion.config, "weight": assertion.weight}
+    if assertion.name:
+        out["name"] = assertion.name
+    if assertion.negate:
+        out["negate"] = True
+    return out
+
+
+def convert_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None) -> list[Assertion]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        ctx.error(doc, path, f"got {type(raw).__name__}", "a list of assertions")
+        return []
+    return [a for i, item in enumerate(raw)
+            if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables))]
