@@ -75,6 +75,13 @@ def _is_json(raw: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "schema": raw["value"], "allow_fence": False}
 
 
+def _regex_flags(flags: Any) -> list[str]:
+    names = {"i": "ignorecase", "m": "multiline", "s": "dotall"}
+    if not isinstance(flags, str) or any(f not in names for f in flags):
+        raise Refused("`flags` must be a string of i, m and s")
+    return [names[f] for f in flags]
+
+
 def _word_count(raw: dict[str, Any]) -> dict[str, Any]:
     value = _value(raw)
     if isinstance(value, dict):
@@ -83,9 +90,11 @@ def _word_count(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _assert_set(raw: dict[str, Any]) -> dict[str, Any]:
-    if raw.get("threshold") is not None:
-        raise Refused("`threshold` on assert-set is not supported (the set passes when all its assertions pass)")
-    return {"type": "composite", "aggregator": "all", "assert": raw.get("assert") or []}
+    # No threshold: the set passes when all its assertions pass (score 1 or 0). A threshold:
+    # the weighted mean of its assertions, passing at the outer mark 0.8 (a warning says so
+    # when the threshold differs).
+    aggregator = "all" if raw.get("threshold") is None else "weighted_average"
+    return {"type": "composite", "aggregator": aggregator, "assert": raw.get("assert") or []}
 
 
 def _needs(key: str) -> Callable[[dict[str, Any]], Any]:
@@ -113,7 +122,9 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "icontains-any": lambda r: {"type": "icontains_any", "value": _values(r)},
     "icontains-all": lambda r: {"type": "icontains_all", "value": _values(r)},
     "starts-with": lambda r: {"type": "starts_with", "value": _text(r)},
-    "regex": lambda r: {"type": "regex", "value": _text(r)},
+    "ends-with": lambda r: {"type": "ends_with", "value": _text(r)},
+    "regex": lambda r: {"type": "regex", "value": _text(r),
+                        **({"flags": _regex_flags(r["flags"])} if "flags" in r else {})},
     "is-json": _is_json,
     "contains-json": lambda r: {"type": "contains_json", **({"value": r["value"]} if r.get("value") else {})},
     "is-valid-openai-tools-call": lambda r: {"type": "openai_tools_call"},
@@ -139,9 +150,9 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 # promptfoo's own fields every assertion may carry, besides type/value/threshold.
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
-          "config", "assert", "description"}
-AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "cwd", "prompt", "tools", "sequence",
-                          "args", "skill", "mode", "script"}
+          "config", "assert"}
+AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "prompt", "tools", "sequence",
+                          "skill", "mode", "script", "flags", "negate"}
 
 
 def _agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -216,7 +227,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None) -> Assertion | None:
     """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded)."""
     if isinstance(raw, str) and dialect == "agentv":
-        return parse_assertion({"type": "rubrics", "criteria": [raw]}, doc, path, ctx.errors)
+        return parse_assertion({"type": "llm_judge", "rubric": raw}, doc, path, ctx.errors)
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
         ctx.error(doc, path, "invalid assertion", "a mapping with a promptfoo `type`"
                   + (" or a rubric string" if dialect == "agentv" else ""))
@@ -261,8 +272,11 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built["name"] = str(name)
     if "weight" in raw:
         built["weight"] = raw["weight"]
-    if negate:
+    if negate or raw.get("negate") is True:
         built["negate"] = True
+    if base == "assert-set" and raw.get("threshold") not in (None, 0.8):
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: assert-set threshold {raw['threshold']} "
+                            "is applied as the pass mark 0.8 of the weighted mean")
     if "min_score" in raw:
         built["required"] = raw["min_score"]
     elif "required" in raw:

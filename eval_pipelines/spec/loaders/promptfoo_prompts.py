@@ -33,6 +33,7 @@ ROLES = ("system", "user", "assistant", "tool")
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
 _ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
+_ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
 
 
 @dataclass
@@ -142,6 +143,8 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     if isinstance(raw, str):
         if raw.startswith("file://"):
             return _file_prompts(ctx, doc, path, raw, label)
+        if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
+            return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
     elif _messages_from(raw) is not None:
         prompt = Prompt(label or f"prompt-{index + 1}", messages=_messages_from(raw))

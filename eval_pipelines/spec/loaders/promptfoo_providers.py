@@ -99,6 +99,8 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         raw = {"id": pid, **(body if isinstance(body, dict) else {})}
     if isinstance(raw, str):
         raw = {"id": raw}
+    if isinstance(raw, dict) and "id" not in raw and isinstance(raw.get("model"), str):
+        raw = {"id": raw["model"], **{k: v for k, v in raw.items() if k != "model"}}  # legacy `model:`
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
