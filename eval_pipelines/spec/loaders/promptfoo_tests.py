@@ -113,6 +113,8 @@ def _csv_tests(ctx: LoadContext, file: Path) -> list[RawTest]:
             elif key == "__metric":
                 metric = value
             elif key == "__threshold":
+                if not value.strip():  # promptfoo: an empty cell sets no threshold
+                    continue
                 try:
                     test["threshold"] = float(value)
                 except ValueError:
