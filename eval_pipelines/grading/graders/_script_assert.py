@@ -34,6 +34,7 @@ const fs = require('fs');
 const req = JSON.parse(fs.readFileSync(0, 'utf8'));
 (async () => {
   let fn;
+  const output = req.output_json ? JSON.parse(req.output) : req.output;
   if (req.file) {
     const mod = require(require('path').resolve(req.file));
     fn = req.function ? mod[req.function] : (typeof mod === 'function' ? mod : (mod.default || mod));
@@ -41,7 +42,7 @@ const req = JSON.parse(fs.readFileSync(0, 'utf8'));
     const body = /\n|\breturn\b/.test(req.code) ? req.code : 'return ' + req.code;
     fn = new Function('output', 'context', body);
   }
-  const result = await fn(req.output, req.context);
+  const result = await fn(output, req.context);
   process.stdout.write('\n' + JSON.stringify({result: result === undefined ? null : result}) + '\n');
 })().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
 """
@@ -52,14 +53,15 @@ if req.get("file"):
     spec = importlib.util.spec_from_file_location("assertion", req["file"])
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    fn = getattr(mod, req.get("function") or "get_assert")
+    fn = getattr(mod, req.get("function") or req.get("default_function", "get_assert"))
 else:
     code = req["code"]
     body = code if ("\n" in code.strip() or "return" in code) else "return " + code
     scope = {}
     exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
     fn = scope["_assert"]
-result = fn(req["output"], req["context"])
+output = json.loads(req["output"]) if req.get("output_json") else req["output"]
+result = fn(output, req["context"])
 print()
 print(json.dumps({"result": result}, default=str))
 """
@@ -71,6 +73,8 @@ class ScriptAssertParams(Params):
     config: dict[str, Any] = {}
     timeout_ms: int = Field(default=30_000, gt=0)
     memory_mb: int = Field(default=512, ge=64)
+    # Set by ``transformed`` when a transform produced a non-text value: the code gets it parsed.
+    output_json: bool = False
 
 
 def _context(inp: GradeInput, params: ScriptAssertParams) -> dict[str, Any]:
@@ -98,30 +102,49 @@ def read_result(raw: Any, threshold: float | None) -> Outcome:
                         "{pass, score, reason}", {"raw": raw}, status="error")
 
 
-async def run_script_assert(language: str, params: ScriptAssertParams, inp: GradeInput) -> Outcome:
+async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: int, memory_mb: int,
+               default_function: str, inline_language: str = "javascript") -> tuple[bool, Any]:
+    """Run promptfoo-style code (inline JavaScript, or a .js/.py file) in the sandbox:
+    (True, its return value) or (False, why it failed)."""
     from eval_pipelines.run.sandbox import arun_sandboxed
 
-    request: dict[str, Any] = {"output": inp.output, "context": _context(inp, params)}
     files: dict[str, bytes] = {}
-    if params.value.startswith("file://"):
-        ref, _, function = params.value.removeprefix("file://").partition(":")
+    language = inline_language
+    if code.startswith("file://"):
+        ref, _, function = code.removeprefix("file://").partition(":")
         source = (inp.suite_dir or Path.cwd()) / ref
         if not source.is_file():
-            return Outcome(0.0, f"assertion file not found: {ref}", status="error")
+            return False, f"file not found: {ref}"
         files[source.name] = source.read_bytes()
-        request.update(file=source.name, function=function or None)
+        language = "python" if source.suffix == ".py" else "javascript"
+        request = {**request, "file": source.name, "function": function or None,
+                   "default_function": default_function}
     else:
-        request["code"] = params.value
+        request = {**request, "code": code}
     argv = ["node", "-e", JS_RUNNER] if language == "javascript" else ["python", "-c", PY_RUNNER]
     result = await arun_sandboxed(argv, stdin=json.dumps(request, default=str).encode(),
-                                  timeout_s=params.timeout_ms / 1000, memory_mb=params.memory_mb, files=files)
+                                  timeout_s=timeout_ms / 1000, memory_mb=memory_mb, files=files)
     if result.error or result.timed_out or result.returncode != 0:
         why = result.error or ("timed out" if result.timed_out else f"exited with {result.returncode}")
-        return Outcome(0.0, f"{language} assertion failed to run: {why}; {result.stderr_tail(300)}",
-                       status="error")
+        return False, f"{why}; {result.stderr_tail(300)}"
     lines = [line for line in result.stdout_text().splitlines() if line.strip()]
     try:
-        raw = json.loads(lines[-1])["result"]
+        return True, json.loads(lines[-1])["result"]
     except (IndexError, ValueError, KeyError, TypeError):
-        return Outcome(0.0, f"{language} assertion printed no result", status="error")
+        return False, "printed no result"
+
+
+async def run_script_assert(language: str, params: ScriptAssertParams, inp: GradeInput) -> Outcome:
+    request = {"output": inp.output, "context": _context(inp, params), "output_json": params.output_json}
+    ok, raw = await _run(params.value, request, inp, params.timeout_ms, params.memory_mb, "get_assert", language)
+    if not ok:
+        return Outcome(0.0, f"{language} assertion failed to run: {raw}", status="error")
     return read_result(raw, params.threshold)
+
+
+async def run_transform(code: str, value: Any, inp: GradeInput, timeout_ms: int) -> tuple[bool, Any]:
+    """Apply one promptfoo transform to ``value`` (the output, or the previous transform's result)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    request = {"output": text, "output_json": not isinstance(value, str),
+               "context": {"vars": inp.case.metadata.get("vars", {}), "prompt": inp.case.user_text}}
+    return await _run(code, request, inp, timeout_ms, 512, "get_transform")

@@ -19,7 +19,9 @@ DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
 ``derivedMetrics``, ``redteam`` and ``tracing`` are refused.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
-``suffix``, ``disableVarExpansion``; ``runSerially`` with a warning),
+``suffix``, ``disableVarExpansion``, ``transform``/``postprocess`` (each assertion
+becomes a ``transformed`` one), ``rubricPrompt`` (the judge template of its
+model-graded assertions); ``runSerially`` and ``provider`` with a warning),
 ``threshold``, ``metadata``, ``provider``. AgentV v5 (``agentv_v5``) reuses
 this module with its own names.
 """
@@ -46,7 +48,7 @@ from eval_pipelines.spec.source import Document
 SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
               "evaluateOptions", "tags", "metadata", "outputPath", "sharing", "writeLatestResults",
               "commandLineOptions", "env", "extensions", "nunjucksFilters", "derivedMetrics", "redteam",
-              "tracing", "$schema"}
+              "tracing", "$schema", "assertionTemplates"}
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
@@ -58,6 +60,17 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar"}
 EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
+
+
+MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
+
+
+def _with_rubric_prompt(asserts: Any, prompt: Any) -> Any:
+    """A test's ``options.rubricPrompt`` given to each of its model-graded assertions without one."""
+    if prompt is None or not isinstance(asserts, list):
+        return asserts
+    return [dict(a, rubricPrompt=prompt) if isinstance(a, dict) and "rubricPrompt" not in a
+            and str(a.get("type", "")).removeprefix("not-") in MODEL_GRADED else a for a in asserts]
 
 
 class Loader:
@@ -110,9 +123,7 @@ class Loader:
             return {}
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
         self.refuse_in(raw.doc, options, path, {
-            "transform": "output transforms", "postprocess": "output transforms",
-            "rubricPrompt": "custom grading prompts", "storeOutputAs": "storing outputs as variables",
-            "disableConversationVar": "the _conversation variable"})
+            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"})
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
                                      "by the suite's judge target (targets.yaml)")
@@ -167,8 +178,10 @@ class Loader:
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
         for c, combo in enumerate(combos):
-            assertions = convert_assertions(self.ctx, doc, path + ("assert",), merged.get("assert"),
-                                            self.dialect, combo)
+            transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
+            assertions = convert_assertions(self.ctx, doc, path + ("assert",),
+                                            _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
+                                            self.dialect, combo, self.doc.data, [transform] if transform else None)
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),

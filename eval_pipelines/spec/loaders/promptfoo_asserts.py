@@ -135,7 +135,9 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
                          **({"threshold": _threshold(r, None)} if "threshold" in r else {}),
                          **({"config": r["config"]} if "config" in r else {})},
     "similar": lambda r: {"type": "semantic_sim", "value": _text(r), "threshold": _threshold(r, 0.75)},
-    "llm-rubric": lambda r: {"type": "llm_judge", "rubric": _text(r), "threshold": _threshold(r, 0.5)},
+    # Without `value` (with a rubricPrompt), the judge grades on its prompt alone.
+    "llm-rubric": lambda r: {"type": "llm_judge", "rubric": _text(r) if "value" in r else None,
+                             "threshold": _threshold(r, 0.5)},
     "model-graded-closedqa": _judge(CLOSEDQA, 0.5),
     "factuality": _judge(FACTUALITY, 0.5),
     "answer-relevance": _judge(RELEVANCE, 0.7),
@@ -205,7 +207,16 @@ def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path + ("value",), f"value does not render: {exc}")
         return None
     base = str(raw.get("type", "")).removeprefix("not-")
-    if isinstance(value, str) and value.startswith("file://") and base not in ("javascript", "python"):
+    if isinstance(value, str) and value.startswith("file://") and base in ("javascript", "python"):
+        ref = value.removeprefix("file://").split(":", 1)[0]
+        wanted = (".js", ".cjs", ".mjs") if base == "javascript" else (".py",)
+        if not ref.endswith(wanted):
+            ctx.error(doc, path + ("value",), f"{base} assertion file {ref!r} is not supported",
+                      "a " + " or ".join(wanted) + " file (TypeScript is not run)")
+            return None
+        if not resolve_refs(ctx, doc, path + ("value",), "file://" + ref):
+            return None
+    elif isinstance(value, str) and value.startswith("file://"):
         files = resolve_refs(ctx, doc, path + ("value",), value)
         if not files:
             return None
@@ -223,11 +234,60 @@ def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     return {**raw, "value": value} if "value" in raw else raw
 
 
+def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: Any, root: Any) -> Any:
+    """A local JSON pointer (``$ref: '#/assertionTemplates/name'``) into the config."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        ctx.error(doc, path + ("$ref",), f"unsupported $ref {ref!r}", "a local reference '#/path/in/config'")
+        return None
+    node = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            ctx.error(doc, path + ("$ref",), f"$ref {ref!r} points at nothing", "a path that exists in the config")
+            return None
+    return node
+
+
+def _transform_ok(ctx: LoadContext, doc: Document, path: tuple[Any, ...], code: Any) -> bool:
+    if not isinstance(code, str) or not code.strip():
+        ctx.error(doc, path, "invalid transform", "a JavaScript expression or a file:// .js/.py file")
+        return False
+    if code.startswith("file://"):
+        ref = code.removeprefix("file://").split(":", 1)[0]
+        if not ref.endswith((".js", ".cjs", ".mjs", ".py")):
+            ctx.error(doc, path, f"transform file {ref!r} is not supported", "a .js or .py file")
+            return False
+        return bool(resolve_refs(ctx, doc, path, "file://" + ref))
+    return True
+
+
+def rubric_prompt(raw: Any, variables: dict[str, Any]) -> str:
+    """promptfoo's ``rubricPrompt`` (text or chat messages, Nunjucks with ``{{ output }}`` and
+    ``{{ rubric }}``) as our judge template: the test's variables rendered now, the output,
+    rubric and input left as our ``{output}``, ``{criteria}`` and ``{input}`` slots."""
+    if isinstance(raw, list):
+        text = "\n\n".join(f"{m.get('role', 'user')}: {m.get('content', '')}" if isinstance(m, dict) else str(m)
+                            for m in raw)
+    else:
+        text = str(raw)
+    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}"}
+    return render(text, {**variables, **slots})
+
+
 def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
-                      dialect: str = "promptfoo", variables: dict[str, Any] | None = None) -> Assertion | None:
+                      dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
+                      root: Any = None, transforms: list[str] | None = None) -> Assertion | None:
     """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded)."""
     if isinstance(raw, str) and dialect == "agentv":
         return parse_assertion({"type": "llm_judge", "rubric": raw}, doc, path, ctx.errors)
+    if isinstance(raw, dict) and set(raw) == {"$ref"}:
+        raw = _reference(ctx, doc, path, raw["$ref"], root)
+        if raw is None:
+            return None
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
         ctx.error(doc, path, "invalid assertion", "a mapping with a promptfoo `type`"
                   + (" or a rubric string" if dialect == "agentv" else ""))
@@ -240,8 +300,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     kind: str = raw["type"]
     negate = kind.startswith("not-")
     base = kind.removeprefix("not-")
-    for key, feature in (("transform", "output transforms"), ("rubricPrompt", "custom grading prompts"),
-                         ("provider", "a per-assertion grading provider")):
+    for key, feature in (("provider", "a per-assertion grading provider"),):
         if key in raw:
             ctx.error(doc, path + (key,), f"{feature} (`{key}`) are not supported",
                       "the suite's judge target grades model-graded assertions" if key == "provider"
@@ -256,7 +315,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
                 return None
             built = VOCABULARY[base](raw)
         if base == "assert-set":
-            built["assert"] = [_nested(ctx, doc, path + ("assert", i), item, dialect, variables or {})
+            built["assert"] = [_nested(ctx, doc, path + ("assert", i), item, dialect, variables or {}, root)
                                for i, item in enumerate(raw.get("assert") or [])]
             if any(b is None for b in built["assert"]):
                 return None
@@ -274,6 +333,18 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built["weight"] = raw["weight"]
     if negate or raw.get("negate") is True:
         built["negate"] = True
+    if "rubricPrompt" in raw:
+        if built.get("type") != "llm_judge":
+            ctx.error(doc, path + ("rubricPrompt",), f"`rubricPrompt` is not supported on {kind}",
+                      "rubricPrompt on llm-rubric and the other model-graded types")
+            return None
+        built["prompt"] = rubric_prompt(raw["rubricPrompt"], variables or {})
+    steps = list(transforms or []) + ([raw["transform"]] if "transform" in raw else [])
+    if steps:
+        if not all(_transform_ok(ctx, doc, path + ("transform",), t) for t in steps):
+            return None
+        outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
+        built = {"type": "transformed", "transform": steps, "assert": built, **outer}
     if base == "assert-set" and raw.get("threshold") not in (None, 0.8):
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: assert-set threshold {raw['threshold']} "
                             "is applied as the pass mark 0.8 of the weighted mean")
@@ -285,8 +356,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
 
 
 def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,
-            variables: dict[str, Any]) -> dict[str, Any] | None:
-    assertion = convert_assertion(ctx, doc, path, raw, dialect, variables)
+            variables: dict[str, Any], root: Any) -> dict[str, Any] | None:
+    assertion = convert_assertion(ctx, doc, path, raw, dialect, variables, root)
     if assertion is None:
         return None
     out: dict[str, Any] = {"type": assertion.type, **assertion.config, "weight": assertion.weight}
@@ -298,11 +369,12 @@ def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, di
 
 
 def convert_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
-                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None) -> list[Assertion]:
+                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
+                       root: Any = None, transforms: list[str] | None = None) -> list[Assertion]:
     if raw is None:
         return []
     if not isinstance(raw, list):
         ctx.error(doc, path, f"got {type(raw).__name__}", "a list of assertions")
         return []
     return [a for i, item in enumerate(raw)
-            if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables))]
+            if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms))]

@@ -98,6 +98,8 @@ def _csv_tests(ctx: LoadContext, file: Path) -> list[RawTest]:
         doc.lines[(len(out),)] = line
         test: dict[str, Any] = {"vars": {}, "assert": [], "options": {}}
         metric = None
+        by_column: dict[str, dict[str, Any]] = {}
+        configs: list[tuple[str, str, str]] = []
         for key, value in row.items():
             value = value or ""
             if key is None:
@@ -106,6 +108,10 @@ def _csv_tests(ctx: LoadContext, file: Path) -> list[RawTest]:
             if key.startswith("__expected"):
                 if value.strip():
                     test["assert"].append(assertion_from_string(value))
+                    by_column[key] = test["assert"][-1]
+            elif key.startswith("__config:"):
+                column, _, name = key.removeprefix("__config:").rpartition(":")
+                configs.append((column, name, value))
             elif key in ("__prefix", "__suffix"):
                 test["options"][key[2:]] = value
             elif key == "__description":
@@ -130,6 +136,20 @@ def _csv_tests(ctx: LoadContext, file: Path) -> list[RawTest]:
                           "__expected*, __description, __metadata:*, __threshold, __metric, __prefix, __suffix")
             else:
                 test["vars"][key] = value
+        for column, name, value in configs:  # `__config:__expected2:threshold` configures that column's assertion
+            if not value.strip():
+                continue
+            if column not in by_column and column.rstrip("0123456789") == "__expected":
+                column = column if column in by_column else "__expected1" if column == "__expected" else column
+            target = by_column.get(column) or by_column.get(column + "1")
+            if target is None or name != "threshold":
+                ctx.error(doc, (len(out), f"__config:{column}:{name}"),
+                          f"cannot configure {name!r} of column {column!r}", "`__config:__expectedN:threshold`")
+                continue
+            try:
+                target["threshold"] = float(value)
+            except ValueError:
+                ctx.error(doc, (len(out), f"__config:{column}:{name}"), f"invalid threshold {value!r}", "a number")
         if metric:
             for item in test["assert"]:
                 item["metric"] = metric
