@@ -2,8 +2,9 @@
 
 The assertion's code runs in :mod:`eval_pipelines.run.sandbox` (empty working
 directory, no secrets, resource limits, timeout), never in-process. Inline code
-is an expression (``output.length > 2``) or, when it has several lines or a
-``return``, a function body, as in promptfoo; ``file://path[:function]`` loads
+is, as in promptfoo, an expression (``output.length > 2``; one line starting
+with ``const``/``let``/``var`` returns its last statement) or, when it has several
+lines, a function body (Python: several lines or a ``return``); ``file://path[:function]`` loads
 a file copied into the sandbox (JavaScript: the module's export, or the named
 function; Python: ``get_assert``, or the named function) called with
 ``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
@@ -39,7 +40,15 @@ const req = JSON.parse(fs.readFileSync(0, 'utf8'));
     const mod = require(require('path').resolve(req.file));
     fn = req.function ? mod[req.function] : (typeof mod === 'function' ? mod : (mod.default || mod));
   } else {
-    const body = /\n|\breturn\b/.test(req.code) ? req.code : 'return ' + req.code;
+    // promptfoo's buildFunctionBody: several lines are a body as written; one line is an
+    // expression, or declarations whose last statement is the returned expression.
+    let body = req.code.trimEnd();
+    if (!body.includes('\n')) {
+      const line = body.trim().replace(/;+\s*$/, '');
+      const last = line.lastIndexOf(';');
+      body = /^(const|let|var)\s/.test(line) && last >= 0
+        ? line.slice(0, last + 1) + ' return ' + line.slice(last + 1).trim() : 'return ' + line;
+    }
     fn = new Function('output', 'context', body);
   }
   const result = await fn(output, req.context);

@@ -37,25 +37,27 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
 
 
 def bleu(candidate: str, references: list[str], max_n: int = 4) -> float:
-    """BLEU: geometric mean of clipped n-gram precisions (n = 1..4, equal weights) times the
-    brevity penalty, on lower-cased whitespace tokens; 0 when some precision is 0 (no smoothing)."""
+    """promptfoo's BLEU (src/assertions/bleu.ts): lower-cased whitespace tokens; for n = 1..4
+    the clipped n-gram matches of the best single reference over the candidate's n-grams;
+    a zero precision smoothed to 1e-7; equal weights; brevity penalty against the reference
+    closest in length (the first on a tie). Raises ``ValueError`` on an empty candidate."""
     cand = candidate.lower().split()
+    if not candidate or not references:
+        raise ValueError("BLEU needs a non-empty output and at least one reference")
     refs = [r.lower().split() for r in references]
-    if not cand or not refs:
-        return 0.0
-    logs = []
+    closest = len(refs[0])
+    for ref in refs[1:]:
+        if abs(len(ref) - len(cand)) < abs(closest - len(cand)):
+            closest = len(ref)
+    total_log = 0.0
     for n in range(1, max_n + 1):
         counts = _ngrams(cand, n)
         total = sum(counts.values())
-        if total == 0:
-            return 0.0
-        best: Counter[tuple[str, ...]] = Counter()
+        best = 0
         for ref in refs:
-            best |= _ngrams(ref, n)
-        matched = sum(min(c, best[g]) for g, c in counts.items())
-        if matched == 0:
-            return 0.0
-        logs.append(math.log(matched / total))
-    closest = min((abs(len(r) - len(cand)), len(r)) for r in refs)[1]
-    penalty = 1.0 if len(cand) > closest else math.exp(1 - closest / len(cand))
-    return penalty * math.exp(sum(logs) / max_n)
+            ref_counts = _ngrams(ref, n)
+            best = max(best, sum(min(c, ref_counts[g]) for g, c in counts.items()))
+        precision = best / total if total else 0.0
+        total_log += (1 / max_n) * math.log(precision or 1e-7)
+    penalty = 1.0 if len(cand) > closest else math.exp(1 - closest / max(len(cand), 1))
+    return penalty * math.exp(total_log)

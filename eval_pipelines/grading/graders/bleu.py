@@ -1,4 +1,5 @@
-"""``bleu`` (promptfoo): BLEU-4 of the output against ``value`` (one reference or a list).
+"""``bleu`` (promptfoo): BLEU-4 of the output against ``value`` (one reference or a list),
+computed as promptfoo's ``calculateBleuScore`` does (see ``_text_metrics.bleu``).
 
 Passes when BLEU reaches ``threshold`` (default 0.5, promptfoo's). The grade
 score is ``_judging.calibrate(bleu, threshold)``; ``details.bleu`` is the raw score.
@@ -25,6 +26,9 @@ class Bleu(Grader[BleuParams]):
 
     def grade(self, params: BleuParams, inp: GradeInput) -> Outcome:
         references = [params.value] if isinstance(params.value, str) else params.value
-        score = bleu(inp.output, references)
+        try:
+            score = bleu(inp.output, references)
+        except ValueError as exc:
+            return Outcome(0.0, str(exc), status="error")
         return Outcome(calibrate(score, params.threshold), f"BLEU {score:.3f} (threshold {params.threshold:g})",
                        {"bleu": score, "threshold": params.threshold, "passed": score >= params.threshold})

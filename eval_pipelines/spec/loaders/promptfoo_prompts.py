@@ -9,8 +9,9 @@ does) and ``.yaml``/``.yml`` (a message list). Entries may also be mappings
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
-undefined variables rendered empty (as Nunjucks does), plus Nunjucks's ``dump``
-filter (JSON). A template that does not parse is a load error naming the prompt.
+undefined variables and null rendered empty, booleans as ``true``/``false`` and
+lists as ``a,b`` (as Nunjucks prints them), plus Nunjucks's ``dump`` filter
+(JSON) and promptfoo's ``load`` filter (JSON.parse). A template that does not parse is a load error naming the prompt.
 """
 
 from __future__ import annotations
@@ -31,7 +32,24 @@ from eval_pipelines.spec.source import Document, load_document, read_text
 
 ROLES = ("system", "user", "assistant", "tool")
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
-_ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined)
+
+
+def _nunjucks_text(value: Any) -> Any:
+    """How Nunjucks prints a value: JavaScript's ``true``/``false``, nothing for null,
+    a list of scalars joined by commas (Array.toString), other structures as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+_ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
+                          finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
 

@@ -96,7 +96,11 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
                    dialect: str = "promptfoo") -> Provider | None:
     if isinstance(raw, dict) and "id" not in raw and len(raw) == 1:
         (pid, body), = raw.items()  # legacy {id: {config...}}
-        raw = {"id": pid, **(body if isinstance(body, dict) else {})}
+        if not isinstance(body, dict):
+            ctx.error(doc, path, f"invalid provider {{{pid}: {body!r}}}",
+                      "a provider id string (quote 'exec: ...') or {id, label, config}")
+            return None
+        raw = {"id": pid, **body}
     if isinstance(raw, str):
         raw = {"id": raw}
     if isinstance(raw, dict) and "id" not in raw and isinstance(raw.get("model"), str):
