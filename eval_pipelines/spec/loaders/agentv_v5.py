@@ -16,7 +16,8 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   ``trajectory:tool-sequence``, ``trajectory:tool-args-match`` and
   ``skill-used`` check the tool calls (``tool_trajectory``).
 * ``environment``: ``type: host`` with ``workdir`` copies that folder as the
-  run's workspace; other environment types are refused.
+  run's workspace; other environment types are refused. ``workspace: {template,
+  scope: suite}`` does the same (other scopes are refused).
 * ``extensions``: refused (hooks that run code in AgentV's process).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
 """
@@ -33,9 +34,10 @@ from eval_pipelines.spec.source import Document
 
 SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
               "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
-              "evaluate_options", "scenarios"}
+              "evaluate_options", "scenarios", "workspace"}
 NAMES = {"defaultTest": "default_test", "evaluateOptions": "evaluate_options", "__keys__": " ".join(SUITE_KEYS)}
 ENVIRONMENT_KEYS = {"type", "workdir"}
+WORKSPACE_KEYS = {"template", "scope"}
 
 
 def is_agentv_v5(data: Any) -> bool:
@@ -69,6 +71,23 @@ def _environment(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace 
     return Workspace(template=str(workdir)) if workdir else None
 
 
+def _workspace(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace | None:
+    """``workspace: {template, scope: suite}``: the folder copied as the run's workspace."""
+    path = ("workspace",)
+    if not isinstance(raw, dict) or not isinstance(raw.get("template"), str):
+        errors.append(SpecError(str(doc.file), path, "invalid workspace", doc.line_of(path),
+                                "{template: FOLDER, scope: suite}"))
+        return None
+    for key in raw:
+        if key not in WORKSPACE_KEYS:
+            errors.append(SpecError(str(doc.file), path + (key,), f"workspace field {key!r} is not supported",
+                                    doc.line_of(path + (key,)), "template and scope"))
+    if raw.get("scope", "suite") != "suite":
+        errors.append(SpecError(str(doc.file), path + ("scope",), f"workspace scope {raw['scope']!r} is not supported",
+                                doc.line_of(path + ("scope",)), "suite (one workspace per run)"))
+    return Workspace(template=raw["template"])
+
+
 def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     raw = doc.data if isinstance(doc.data, dict) else {}
     errors: list[SpecError] = []
@@ -76,8 +95,10 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         errors.append(SpecError(str(doc.file), ("extensions",), "extension hooks (`extensions`) are not supported",
                                 doc.line_of(("extensions",)), "a suite without extensions"))
     workspace = _environment(doc, raw.get("environment"), errors)
+    if "workspace" in raw:
+        workspace = _workspace(doc, raw["workspace"], errors) or workspace
     data = dict(raw)
-    for key in ("extensions", "environment"):
+    for key in ("extensions", "environment", "workspace"):
         data.pop(key, None)
     if "providers" not in data:
         target = data.pop("targets", data.pop("target", None))

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import jinja2
 
+from eval_pipelines.grading.registry import get_grader
 from eval_pipelines.spec.assertions import parse_assertion
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
@@ -154,37 +155,83 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
           "config", "assert"}
 AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "prompt", "tools", "sequence",
-                          "skill", "mode", "script", "flags", "negate"}
+                          "skill", "script", "flags", "negate"}
+
+
+def _tool_names(value: Any) -> list[dict[str, Any]]:
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, str) and item:
+            out.append({"tool": item})
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            extra = set(item) - {"name", "min"} if item.get("min", 1) == 1 else set(item) - {"name"}
+            if extra:
+                raise Refused(f"tool counts and patterns ({', '.join(sorted(extra))}) are not supported")
+            out.append({"tool": item["name"]})
+        else:
+            raise Refused("`value` must name the tools: a name, a list of names or {name}")
+    return out
+
+
+def _trajectory(raw: dict[str, Any], kind: str) -> dict[str, Any]:
+    """promptfoo's (and AgentV v5's) trajectory assertions, read from the run's tool calls."""
+    value = raw.get("value", raw.get("tools", raw.get("sequence")))
+    if value is None:
+        raise Refused("`value` is required for this assertion type")
+    if kind == "trajectory:tool-used":
+        return {"type": "tool_trajectory", "mode": "any_order", "expected": _tool_names(value)}
+    if kind == "trajectory:tool-sequence":
+        mode = "in_order"
+        if isinstance(value, dict):
+            mode = {"exact": "exact", "in_order": "in_order"}.get(value.get("mode", "in_order"), "")
+            if not mode:
+                raise Refused("`value.mode` must be exact or in_order")
+            value = value.get("steps")
+        return {"type": "tool_trajectory", "mode": mode, "expected": _tool_names(value)}
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise Refused("`value` must be {name, args, mode}")
+    args_match = {"exact": "exact", "partial": "subset", None: "subset"}.get(value.get("mode"), "")
+    if not args_match:
+        raise Refused("`value.mode` must be partial or exact")
+    return {"type": "tool_trajectory", "mode": "any_order", "args_match": args_match,
+            "expected": [{"tool": value["name"], "args": value.get("args") or {}}]}
+
+
+def _skill_used(raw: dict[str, Any]) -> dict[str, Any]:
+    # A skill is used through the `Skill` tool (Claude Code's convention): its `skill` argument names it.
+    value = raw.get("value", raw.get("skill"))
+    names = value if isinstance(value, list) else [value]
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise Refused("`value` must name the skill (or a list of skills)")
+    return {"type": "tool_trajectory", "mode": "any_order",
+            "expected": [{"tool": "Skill", "args": {"skill": n}} for n in names]}
+
+
+VOCABULARY.update({
+    "trajectory:tool-used": lambda r: _trajectory(r, "trajectory:tool-used"),
+    "trajectory:tool-sequence": lambda r: _trajectory(r, "trajectory:tool-sequence"),
+    "trajectory:tool-args-match": lambda r: _trajectory(r, "trajectory:tool-args-match"),
+    "skill-used": _skill_used,
+})
+
+
+SCRIPT_TYPES = ("script", "code-grader", "code-judge")
 
 
 def _agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """AgentV v5's own types; None when ``kind`` is not one of them."""
-    if kind in ("script", "code-grader", "code-judge"):
+    if kind in SCRIPT_TYPES:
         command = raw.get("command", raw.get("script"))
         if command is None:
             raise Refused("`command` is required for a script assertion")
+        if raw.get("cwd", ".") not in (".", "./"):
+            raise Refused("`cwd` other than the suite's folder is not supported (commands run from it)")
+        extra = {k: v for k, v in raw.items() if k not in AGENTV_COMMON | {"cwd"}}
         out: dict[str, Any] = {"type": "code_judge", "command": command}
-        if "config" in raw:
-            out["config"] = raw["config"]
+        if "config" in raw or extra:
+            out["config"] = {**(raw.get("config") or {}), **extra}
         return out
-    if kind in ("trajectory:tool-used", "trajectory:tool-sequence", "trajectory:tool-args-match"):
-        tools = raw.get("tools", raw.get("sequence", raw.get("value")))
-        if isinstance(tools, str):
-            tools = [tools]
-        if not isinstance(tools, list) or not tools:
-            raise Refused("list the expected tools in `tools` (or `value`)")
-        expected = [t if isinstance(t, dict) else {"tool": str(t)} for t in tools]
-        expected = [{"tool": e.get("tool", e.get("name")), **({"args": e["args"]} if "args" in e else {})}
-                    for e in expected]
-        mode = {"trajectory:tool-used": "any_order", "trajectory:tool-sequence": "in_order"}.get(kind, "any_order")
-        return {"type": "tool_trajectory", "mode": mode, "expected": expected,
-                "args_match": "exact" if kind == "trajectory:tool-args-match" and raw.get("mode") == "exact"
-                else "subset"}
-    if kind == "skill-used":
-        skill = raw.get("skill", raw.get("value"))
-        if not isinstance(skill, str) or not skill:
-            raise Refused("name the skill in `skill` (or `value`)")
-        return {"type": "tool_trajectory", "mode": "any_order", "expected": [{"tool": "Skill", "args": {"skill": skill}}]}
     if kind == "llm-rubric" and "value" not in raw:
         out = {"type": "llm_judge"}
         if "prompt" in raw:
@@ -292,7 +339,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         ctx.error(doc, path, "invalid assertion", "a mapping with a promptfoo `type`"
                   + (" or a rubric string" if dialect == "agentv" else ""))
         return None
-    ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
+    script = dialect == "agentv" and str(raw["type"]) in SCRIPT_TYPES
+    if not script:  # a script grader gets its other fields as its config, as in AgentV
+        ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
     resolved = _resolve_value(ctx, doc, path, raw, variables or {})
     if resolved is None:
         return None
@@ -352,6 +401,11 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built["required"] = raw["min_score"]
     elif "required" in raw:
         built["required"] = raw["required"]
+    inner_type = built["assert"]["type"] if built["type"] == "transformed" else built["type"]
+    if get_grader(inner_type) is None:  # icontains_any/icontains_all come with issue 17's graders
+        ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} needs the {inner_type!r} grader, "
+                  "which this installation lacks", "an assertion type whose grader is registered")
+        return None
     return parse_assertion(built, doc, path, ctx.errors)
 
 

@@ -217,11 +217,15 @@ def _content(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -
             if isinstance(part, dict) and part.get("type") == "file":
                 files = resolve_refs(ctx, doc, path + (i, "value"), str(part.get("value", "")))
                 parts += [_read(ctx, doc, path + (i,), f) for f in files]
-            elif isinstance(part, dict):
+            elif isinstance(part, dict) and part.get("type") in ("text", None):
                 parts.append(str(part.get("value", part.get("text", ""))))
+            elif isinstance(part, dict):
+                parts.append(json.dumps(part, ensure_ascii=False, default=str))
             else:
                 parts.append(str(part))
         return "\n".join(parts)
+    if isinstance(raw, dict):  # structured content (AgentV): sent as its JSON text
+        return json.dumps(raw, ensure_ascii=False, default=str)
     return content_text(raw)
 
 
