@@ -149,6 +149,9 @@ class Loader:
         self.ctx.unknown_keys(doc, path, data, known)
         self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
                                          "assertScoringFunction": "custom scoring functions"})
+        if self.dialect == "agentv" and "conversation_id" in data:
+            self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
+                                     "(each case is its own conversation)")
         if self.dialect == "agentv" and "input" in data:
             self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
                            "prompt text in top-level `prompts` and values in `tests[].vars`")
