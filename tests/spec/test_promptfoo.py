@@ -7,7 +7,6 @@ source (src/csv.ts for CSV cells); each test writes the config it loads.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -314,4 +313,3 @@ def test_metadata_and_vars_are_json_in_the_model(tmp_path: Path) -> None:
                               "tests: [{vars: {q: x}, metadata: {k: 1}}]\n")
     assert json.loads(json.dumps(suite.tests[0].metadata)) == {"owner": "me", "k": 1, "vars": {"q": "x"},
                                                                "prompt": "prompt-1"}
-    assert sys.executable  # the python provider runner uses the pipeline's interpreter

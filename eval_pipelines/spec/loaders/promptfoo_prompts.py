@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
@@ -256,7 +255,3 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
     if messages is not None:  # a chat prompt written as JSON
         return [Message(role=m["role"], content=content_text(m["content"])) for m in messages]
     return [Message(role="user", content=text)]
-
-
-def yaml_text(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
