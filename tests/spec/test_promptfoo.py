@@ -313,3 +313,17 @@ def test_metadata_and_vars_are_json_in_the_model(tmp_path: Path) -> None:
                               "tests: [{vars: {q: x}, metadata: {k: 1}}]\n")
     assert json.loads(json.dumps(suite.tests[0].metadata)) == {"owner": "me", "k": 1, "vars": {"q": "x"},
                                                                "prompt": "prompt-1"}
+
+
+def test_variables_from_a_file_and_a_provider_outside_the_package(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, "prompts: ['{{ a }}-{{ b }}']\nproviders: [echo]\ntests: [{vars: file://v.yaml}]\n",
+                    v__yaml="a: 1\nb: two\n")
+    assert suite.tests[0].input[0].content == "1-two"
+    skill = tmp_path / "pkg"
+    write(skill, {"SKILL.md": "---\nname: pkg\ndescription: d\nversion: 1.0.0\n---\n",
+                  "promptfooconfig.yaml": "prompts: ['{{ q }}']\nproviders: [file://../evil.py]\n"
+                                          "tests: [{vars: {q: hi}}]\n"})
+    (tmp_path / "evil.py").write_text("def call_api(p, o, c):\n    return {'output': p}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_skill(skill, datasets_dir=None, extract_dir=tmp_path / "work", project_targets={})
+    assert "outside the skill package" in str(caught.value)

@@ -155,6 +155,11 @@ class Loader:
         if self.dialect == "agentv" and "input" in data:
             self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
                            "prompt text in top-level `prompts` and values in `tests[].vars`")
+        if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
+            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"])
+            if variables is None:
+                return []
+            data = {**data, "vars": variables}
         execution = data.get("execution") or {}
         if self.dialect == "agentv" and isinstance(execution, dict):
             self.ctx.unknown_keys(doc, path + ("execution",), execution, {"skip_defaults"})

@@ -135,10 +135,13 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     elif pid.startswith(("file://", "python:")) and ".py" in pid:
         ref = pid.removeprefix("file://").removeprefix("python:")
         file, _, function = ref.partition(":")
-        if not (doc.file.parent / file).is_file():
+        source = (doc.file.parent / file).resolve()
+        if not ctx.policy.check(source, doc, path + ("id",), ctx.errors):
+            return None
+        if not source.is_file():
             ctx.error(doc, path + ("id",), f"provider file not found: {file}", "a .py file beside the config")
             return None
-        command = ["python", "-c", PYTHON_RUNNER, str((doc.file.parent / file).resolve()),
+        command = ["python", "-c", PYTHON_RUNNER, str(source),
                    function or "call_api", json.dumps({"config": config})]
         return Provider(name, {"name": name, "type": "command", "command": command})
     elif dialect == "agentv" and ":" not in pid and "/" not in pid:

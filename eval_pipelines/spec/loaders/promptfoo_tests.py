@@ -288,6 +288,13 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
     """Variables with ``file://`` values read (text, or JSON/YAML as data)."""
     if variables is None:
         return {}
+    if isinstance(variables, str) and variables.startswith("file://"):  # all variables from a YAML/JSON file
+        files = resolve_refs(ctx, doc, path, variables)
+        loaded = read_structured(ctx, doc, path, files[0]) if files else None
+        if loaded is None:
+            return None
+        doc, variables = loaded, loaded.data
+        path = ()
     if not isinstance(variables, dict):
         ctx.error(doc, path, f"got {type(variables).__name__}", "a mapping of variable names to values")
         return None
