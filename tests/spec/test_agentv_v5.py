@@ -8,7 +8,10 @@ import pytest
 
 from eval_pipelines.grading.registry import get_grader
 from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.spec.loader import load_skill, load_suite
+from eval_pipelines.store.connection import connect
+from eval_pipelines.store.tables import StoredSuite
+from tests.support.stages import run_suite
 
 HEAD = """\
 name: demo
@@ -153,3 +156,34 @@ def test_icontains_any_and_all_map_to_issue_17s_graders(tmp_path: Path) -> None:
                               "{type: icontains-all, value: 'c, D'}]}]\n")
     assert [(a.type, a.config["value"]) for a in suite.tests[0].assertions] == [
         ("icontains_any", ["A", "b"]), ("icontains_all", ["c", "D"])]
+
+
+def test_a_v5_suite_runs_through_the_stages_with_agentvs_scoring(tmp_path: Path) -> None:
+    """AgentV scores by seed 001's rule (its own): gates, weighted mean, pass 0.8, borderline 0.6."""
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: echo-skill\ndescription: Echoes.\nversion: 1.0.0\n---\n")
+    (skill / "targets.yaml").write_text("targets:\n  - {name: echo, type: command, command: [cat]}\n")
+    (skill / "suite.yaml").write_text(HEAD.replace("target: llm", "target: echo") + """
+tests:
+  - id: greet
+    assert: [{type: contains, value: Hello}, {type: regex, value: "^Hello"}]
+    vars: {input: Hello world}
+  - id: json
+    assert: [{type: is-json, required: true}, {type: contains, value: not}]
+    vars: {input: not json}
+  - id: mixed
+    assert:
+      - {type: contains, value: alpha}
+      - {type: contains, value: beta}
+      - {type: contains, value: gamma}
+      - {type: icontains, value: ALPHA}
+    vars: {input: alpha beta}
+""")
+    loaded = load_skill(skill, datasets_dir=None, extract_dir=tmp_path / "work", project_targets={})
+    run_suite(StoredSuite(loaded.suite, loaded.targets, loaded.package.root), tmp_path,
+              {"model_outputs", "grades", "test_results", "metrics"}, use_cache=False)
+    with connect(tmp_path / "stages.duckdb") as con:
+        rows = con.execute("SELECT test_id, verdict, score FROM test_results ORDER BY test_id").fetchall()
+    assert [(t, v, round(s, 2)) for t, v, s in rows] == [
+        ("greet", "pass", 1.0), ("json", "fail", 0.0), ("mixed", "borderline", 0.75)]

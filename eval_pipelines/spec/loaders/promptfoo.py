@@ -266,7 +266,9 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         name=str(raw.get("name") or doc.file.stem), description=raw.get("description"),
         version=str(raw["version"]) if raw.get("version") is not None else None, tags=tags,
         format="agentv-v5" if dialect == "agentv" else "promptfoo", source_file=str(doc.file),
-        execution=execution, settings=settings, scoring="all_pass", tests=cases,
+        # promptfoo's pass rule; AgentV keeps its own (seed 001's): gates, weighted mean, 0.8/0.6 verdicts.
+        execution=execution, settings=settings, scoring="weighted" if dialect == "agentv" else "all_pass",
+        tests=cases,
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
     )
     return suite, list(dict.fromkeys(ctx.warnings))
