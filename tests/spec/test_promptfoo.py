@@ -327,3 +327,30 @@ def test_variables_from_a_file_and_a_provider_outside_the_package(tmp_path: Path
     with pytest.raises(SpecErrors) as caught:
         load_skill(skill, datasets_dir=None, extract_dir=tmp_path / "work", project_targets={})
     assert "outside the skill package" in str(caught.value)
+
+
+MALFORMED = [
+    "prompts: 5\nproviders: [echo]\ntests: [{vars: {}}]\n",
+    "prompts: ['x']\nproviders: 5\ntests: [{vars: {}}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: 5\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: [1, 2]}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [5, {type: 7}, {value: 1}]}]\n",
+    "prompts: ['x']\nproviders: [echo]\ndefaultTest: {vars: 3}\ntests: [{vars: {}}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, options: 5}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, metadata: 3}]\n",
+    "prompts: ['x']\nproviders: [echo]\nevaluateOptions: {repeat: -1, maxConcurrency: a}\ntests: [{vars: {}}]\n",
+    "prompts: ['x']\nproviders: [{id: 5}]\ntests: [{vars: {}}]\n",
+    "prompts: ['x']\nproviders: [echo]\nscenarios: [{config: 5, tests: 3}]\ntests: []\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: assert-set, assert: 5}]}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: trajectory:tool-used, value: 5}]}]\n",
+    "prompts: [{raw: 5}]\nproviders: [echo]\ntests: [{vars: {}}]\n",
+    "prompts: ['{{ x | load }}']\nproviders: [echo]\ntests: [{vars: {x: not json}}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: llm-rubric, value: a, rubricPrompt: '{{ x | load }}'}]}]\n",
+    "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{$ref: '#/nope'}]}]\n",
+]
+
+
+@pytest.mark.parametrize("config", MALFORMED, ids=[f"case{i}" for i in range(len(MALFORMED))])
+def test_malformed_fields_are_one_line_errors_never_a_crash(tmp_path: Path, config: str) -> None:
+    line = one_line_error(tmp_path, config)
+    assert line.startswith(str(tmp_path)) and ": " in line

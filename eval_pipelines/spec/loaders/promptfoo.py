@@ -91,16 +91,19 @@ class Loader:
             camel = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
             raw = {camel.get(k, k): v for k, v in raw.items()}
         self.ctx.unknown_keys(self.doc, (key,), raw, EVALUATE_KEYS)
-        try:
-            if "repeat" in raw:
+        if "repeat" in raw:
+            try:
                 execution.trials = Trials(count=raw["repeat"])
-            if "maxConcurrency" in raw:
-                settings.max_concurrency = raw["maxConcurrency"]
-            if "timeoutMs" in raw:
-                settings.timeout_ms = raw["timeoutMs"]
-            Settings.model_validate(settings.model_dump())
-        except ValidationError as exc:
-            self.ctx.errors.extend(pydantic_errors(self.doc, (key,), exc))
+            except ValidationError:
+                self.ctx.error(self.doc, (key, "repeat"), f"invalid repeat {raw['repeat']!r}",
+                               "a whole number from 1 to 1000")
+        for ours, theirs in (("max_concurrency", "maxConcurrency"), ("timeout_ms", "timeoutMs")):
+            if theirs in raw:
+                try:
+                    setattr(settings, ours, getattr(Settings.model_validate({ours: raw[theirs]}), ours))
+                except ValidationError as exc:
+                    message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                    self.ctx.error(self.doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
         if raw.get("cache") is False:
             execution.cache = False
         if "delay" in raw:
@@ -137,6 +140,18 @@ class Loader:
             if key in raw:
                 self.ctx.error(doc, path + (key,), f"{feature} (`{key}`) is not supported")
 
+    def shapes_ok(self, doc: Document, path: tuple[Any, ...], data: dict[str, Any]) -> bool:
+        """The fields merged with defaultTest have mergeable shapes (else one error each)."""
+        ok = True
+        for key, kind, expected in (("vars", (dict, str), "a mapping (or a file:// reference)"),
+                                    ("options", dict, "a mapping"), ("metadata", dict, "a mapping"),
+                                    ("assert", list, "a list of assertions")):
+            value = data.get(key)
+            if value is not None and not isinstance(value, kind):
+                self.ctx.error(doc, path + (key,), f"got {type(value).__name__}", expected)
+                ok = False
+        return ok
+
     def build_cases(self, raw: RawTest, prompts: list[Prompt], default: dict[str, Any],
                     suite_metadata: dict[str, Any], number: int) -> list[TestCase]:
         """The cases of one test: one per variable combination and prompt."""
@@ -155,6 +170,8 @@ class Loader:
         if self.dialect == "agentv" and "input" in data:
             self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
                            "prompt text in top-level `prompts` and values in `tests[].vars`")
+        if not self.shapes_ok(doc, path, data):
+            return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
             variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"])
             if variables is None:
@@ -242,6 +259,8 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         default = found[0].data if found else {}
     if not isinstance(default, dict):
         ctx.error(doc, (default_key,), "invalid defaultTest", "a test mapping")
+        default = {}
+    elif not loader.shapes_ok(doc, (default_key,), default):
         default = {}
     if "assert" in raw:  # AgentV v5: suite-level assertions apply to every test
         default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}

@@ -38,7 +38,7 @@ def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
             value = render(value, variables)
         elif isinstance(value, list):
             value = [render(v, variables) if isinstance(v, str) else v for v in value]
-    except jinja2.TemplateError as exc:
+    except (jinja2.TemplateError, ValueError, TypeError) as exc:
         ctx.error(doc, path + ("value",), f"value does not render: {exc}")
         return None
     base = str(raw.get("type", "")).removeprefix("not-")
@@ -152,6 +152,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
                 return None
             built = VOCABULARY[base](raw)
         if base == "assert-set":
+            if not isinstance(raw.get("assert"), list) or not raw["assert"]:
+                raise Refused("`assert` must be a non-empty list of assertions")
             built["assert"] = [_nested(ctx, doc, path + ("assert", i), item, dialect, variables or {}, root)
                                for i, item in enumerate(raw.get("assert") or [])]
             if any(b is None for b in built["assert"]):
@@ -175,7 +177,11 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             ctx.error(doc, path + ("rubricPrompt",), f"`rubricPrompt` is not supported on {kind}",
                       "rubricPrompt on llm-rubric and the other model-graded types")
             return None
-        built["prompt"] = rubric_prompt(raw["rubricPrompt"], variables or {})
+        try:
+            built["prompt"] = rubric_prompt(raw["rubricPrompt"], variables or {})
+        except (jinja2.TemplateError, ValueError, TypeError) as exc:
+            ctx.error(doc, path + ("rubricPrompt",), f"rubricPrompt does not render: {exc}")
+            return None
     steps = list(transforms or []) + ([raw["transform"]] if "transform" in raw else [])
     if steps:
         if not all(_transform_ok(ctx, doc, path + ("transform",), t) for t in steps):

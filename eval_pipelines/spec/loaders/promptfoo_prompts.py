@@ -244,7 +244,7 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                 return [Message(role=m["role"], content=_content(ctx, doc, path, m["content"]))
                         for m in messages]
         text = prefix + render(template, variables) + suffix
-    except jinja2.TemplateError as exc:
+    except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
         ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
         return None
     try:
