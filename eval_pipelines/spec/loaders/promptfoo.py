@@ -48,12 +48,13 @@ from eval_pipelines.spec.source import Document
 SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
               "evaluateOptions", "tags", "metadata", "outputPath", "sharing", "writeLatestResults",
               "commandLineOptions", "env", "extensions", "nunjucksFilters", "derivedMetrics", "redteam",
-              "tracing", "$schema", "assertionTemplates"}
+              "tracing", "$schema", "assertionTemplates", "filters"}
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
 REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
                 "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
+                "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
                 "derivedMetrics": "derived metrics", "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction"}
