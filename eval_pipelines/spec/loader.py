@@ -36,14 +36,16 @@ def detect_format(doc: Document) -> str:
     data = doc.data
     if doc.file.name == "tests.json":
         return "skill-tests"
-    if is_agentv_v5(data):
-        return "agentv-v5"
-    if is_promptfoo(doc):
+    if doc.file.name.lower().startswith("promptfooconfig"):
         return "promptfoo"
     if is_prompt_modes(data):
         return "prompt-modes"
     if is_harness(data):
         return "harness"
+    if is_agentv_v5(data):
+        return "agentv-v5"
+    if is_promptfoo(doc):
+        return "promptfoo"
     if isinstance(data, dict) and "testCases" in data:
         return "skill-tests"
     if doc.file.suffix.lower() == ".json" and (isinstance(data, list) or "tests" not in (data or {})):
