@@ -257,11 +257,14 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
 def score(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
     grades = tables.decode_grades(ctx.rows("grades"))
-    categories = {c.id: c.category for c in suite.tests}
+    cases = {c.id: c for c in suite.tests}
     scored = []
     for o in ctx.outputs():
         key = (o.test_id, o.target, o.trial)
-        scored.append((key, categories.get(o.test_id), score_case(grades.get(key, []), output_error(o))))
+        case = cases.get(o.test_id)
+        scored.append((key, case.category if case else None,
+                       score_case(grades.get(key, []), output_error(o), rule=suite.scoring,
+                                  threshold=case.threshold if case else None)))
     frame = tables.encode_results(scored, ctx.partition, ctx.run_id, suite.name)
     outcomes = Counter(s.verdict or s.status for _, _, s in scored)
     return StageResult(_write(ctx, "test_results", frame), {"verdicts": dict(outcomes)})

@@ -61,9 +61,10 @@ class GradeInput:
     baseline_output: str | None = None
     # Ratings people gave this output ({"rater", "rating", "comment"}), for `human`.
     human_ratings: list[dict[str, Any]] = field(default_factory=list)
-    # Grades a nested assertion (raw mapping, index) with this same input; set by
-    # grading.dispatch, used by composite graders, so they need not import dispatch.
-    grade_nested: "Callable[[dict[str, Any], int], Awaitable[Grade]] | None" = None
+    # Grades a nested assertion (raw mapping, index[, another GradeInput]) with this same
+    # input unless one is given; set by grading.dispatch, used by composite graders and
+    # ``transformed``, so they need not import dispatch.
+    grade_nested: "Callable[..., Awaitable[Grade]] | None" = None
 
 
 @dataclass(frozen=True)

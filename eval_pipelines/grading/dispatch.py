@@ -73,7 +73,8 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
 async def agrade_output(assertion: Assertion, inp: GradeInput, index: int = 0) -> Grade:
     grader = get_grader(assertion.type)
     if inp.grade_nested is None:
-        inp = replace(inp, grade_nested=lambda raw, i: agrade_output(assertion_from_raw(raw), inp, i))
+        # A wrapper (``transformed``) may grade its nested assertion on another input: ``sub``.
+        inp = replace(inp, grade_nested=lambda raw, i, sub=None: agrade_output(assertion_from_raw(raw), sub or inp, i))
     try:
         if grader is None:  # the loader rejects unknown types; keep runs safe anyway
             raise KeyError(f"unknown assertion type {assertion.type!r}")

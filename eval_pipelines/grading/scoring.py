@@ -60,7 +60,10 @@ def output_error(output: ModelOutput) -> str | None:
     return "no output" if output.output is None else None
 
 
-def score_case(grades: Sequence[Grade], output_error: str | None = None) -> CaseScore:
+def score_case(grades: Sequence[Grade], output_error: str | None = None, *,
+               rule: Literal["weighted", "all_pass"] = "weighted", threshold: float | None = None) -> CaseScore:
+    """The case's score and verdict; ``rule`` is the suite's ``scoring`` (see ``Suite``),
+    ``threshold`` the case's own (promptfoo's test ``threshold``, read by ``all_pass``)."""
     if output_error is not None and output_error.startswith(NOT_RUN_PREFIX):
         return CaseScore(None, None, "not_run", output_error)
     if output_error is not None:
@@ -95,10 +98,17 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None) -> Case
         score = sum(g.score for g in scored) / len(scored)
     else:
         score = sum(g.score * g.weight for g in scored) / total_weight
-    verdict = verdict_for(score)
     failing = [g.assertion_name for g in scored if not g.passed]
     reason = "all assertions passed" if not failing else f"failed: {', '.join(failing)}"
-    return CaseScore(score, verdict, "graded", reason)
+    if rule == "all_pass":
+        # promptfoo: every assertion must pass, unless the test sets a threshold on its score.
+        if threshold is not None:
+            passed = score >= threshold
+            reason = f"score {score:.2f} {'>=' if passed else '<'} threshold {threshold:g}; {reason}"
+        else:
+            passed = not failing
+        return CaseScore(score, "pass" if passed else "fail", "graded", reason)
+    return CaseScore(score, verdict_for(score), "graded", reason)
 
 
 
@@ -115,4 +125,7 @@ def grade_outputs(suite: Suite, outputs: list[ModelOutput], suite_dir: Path | No
     """Grade and score outputs one by one (scripts and tests; the pipeline grades a
     partition through ``dispatch.grade_frame`` and scores the stored grades)."""
     graded = asyncio.run(agrade_outputs(suite, outputs, suite_dir, judge, context))
-    return [GradedOutput(o, grades, score_case(grades, output_error(o))) for o, grades in graded]
+    cases = {c.id: c for c in suite.tests}
+    return [GradedOutput(o, grades, score_case(grades, output_error(o), rule=suite.scoring,
+                                               threshold=cases[o.test_id].threshold))
+            for o, grades in graded]

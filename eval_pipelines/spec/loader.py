@@ -6,8 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
+from eval_pipelines.spec.loaders.agentv_v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
+from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, inside_package, open_package, suite_files
@@ -16,19 +20,36 @@ from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_promp
 from eval_pipelines.spec.loaders.skill_evals_json import is_skill_evals, load_skill_evals
 from eval_pipelines.spec.loaders.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
-from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, load_targets_file
+from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file
+
+PROMPTFOO_KEYS = {"prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"}
+
+
+def is_promptfoo(doc: Document) -> bool:
+    """A promptfoo config: by its file name, or by promptfoo's own top-level fields."""
+    if doc.file.name.lower().startswith("promptfooconfig"):
+        return True
+    data = doc.data
+    return isinstance(data, dict) and bool(PROMPTFOO_KEYS & data.keys()) and (
+        "tests" in data or "scenarios" in data)
 
 
 def detect_format(doc: Document) -> str:
     data = doc.data
     if doc.file.name == "tests.json":
         return "skill-tests"
+    if doc.file.name.lower().startswith("promptfooconfig"):
+        return "promptfoo"
     if is_prompt_modes(data):
         return "prompt-modes"
     if is_harness(data):
         return "harness"
     if is_skill_evals(doc):
         return "agent-skills-evals"  # skill-creator's evals/evals.json
+    if is_agentv_v5(data):
+        return "agentv-v5"
+    if is_promptfoo(doc):
+        return "promptfoo"
     if isinstance(data, dict) and "testCases" in data:
         return "skill-tests"
     if doc.file.suffix.lower() == ".json" and (isinstance(data, list) or "tests" not in (data or {})):
@@ -90,6 +111,10 @@ def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
             return load_harness(doc, policy)
         if kind == "agent-skills-evals":
             return load_skill_evals(doc, policy)
+        if kind == "agentv-v5":
+            return load_agentv_v5(doc, policy)
+        if kind == "promptfoo":
+            return load_promptfoo(doc, policy)
         return load_eval_yaml(doc, policy)
     except (ValueError, OverflowError) as exc:
         # A value a loader did not check field by field (pydantic's ValidationError
@@ -133,11 +158,15 @@ def load_skill(
     # The package's own targets, by name: also when the project's targets file is this very
     # file (`eval-pipelines run .` inside a skill folder), they are still the skill's own.
     own: list[str] = []
+    own_targets = _suite_targets(suite, suite_file)
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
                 own.append(config.name)
+    for config in own_targets:  # the suite's own providers; a target of the same name in targets.yaml wins
+        targets.setdefault(config.name, config)
+        own.append(config.name)
     if not suite.execution.targets:
         # The judge grades; it is never also a system under test (calls doubled, rates distorted).
         judge_names = {suite.judge or "judge"}
@@ -171,3 +200,15 @@ def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[s
     fields = [("model", suite.model), ("expectedSchema", suite.response_schema)]
     return [f"{UNUSED_PREFIX}{name}: target(s) {', '.join(other)} are not OpenAI-compatible and cannot "
             f"take it {where}" for name, value in fields if value]
+
+
+def _suite_targets(suite: Suite, suite_file: Path) -> list[TargetConfig]:
+    """The targets a suite file defines itself (promptfoo providers), validated as targets.yaml entries."""
+    if not suite.target_configs:
+        return []
+    try:
+        return TargetsFile.model_validate({"targets": suite.target_configs}).targets
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise SpecErrors.single(suite_file, f"provider cannot be a target: {first['msg']}",
+                                path=("providers",), expected="an OpenAI-compatible, echo, exec: or .py provider")

@@ -239,6 +239,9 @@ class TestCase(Model):
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # promptfoo's test `threshold`: under the `all_pass` scoring rule the case passes
+    # when its weighted score reaches it, whatever single assertions did.
+    threshold: float | None = Field(default=None, ge=0, le=1)
     # Where the case came from, for error messages and the test_cases table.
     source_file: str | None = None
     source_line: int | None = None
@@ -276,8 +279,17 @@ class Suite(Model):
     tags: list[str] = Field(default_factory=list)
     license: str | None = None
     requires: dict[str, str] = Field(default_factory=dict)
-    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes", "agent-skills-evals"]
+    format: Literal["eval-yaml", "skill-tests-v1", "skill-tests-v2", "harness", "prompt-modes", "agent-skills-evals",
+                    "promptfoo", "agentv-v5"]
     source_file: str
+    # How a case's verdict follows from its grades: `weighted` is seed 001's (required
+    # gates, weighted mean, pass >= 0.8); `all_pass` is promptfoo's (the case passes
+    # when every assertion passed, or when its score reaches the test's `threshold`;
+    # the score is the weighted mean either way; no borderline).
+    scoring: Literal["weighted", "all_pass"] = "weighted"
+    # Targets the suite file defines itself (promptfoo `providers`), as targets.yaml
+    # entries; a target of the same name in targets.yaml wins.
+    target_configs: list[dict[str, Any]] = Field(default_factory=list)
     profile: str | None = None
     system_prompt: str | None = None
     # Seed 002 prompt `model` (runs the suite's OpenAI-compatible targets with it) and

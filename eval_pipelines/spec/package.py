@@ -30,6 +30,9 @@ SUITE_CANDIDATES = (
     "eval/tests.json", "tests.json",  # seed 000 (v2, v1)
     "evals/eval-suite.yaml", "eval-suite.yaml", "eval/eval-suite.yaml",  # seed 003
     "prompt.json", "prompt.yaml", "eval/prompt.json",  # seed 002
+    "promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json",  # promptfoo
+    "eval/promptfooconfig.yaml", "evals/promptfooconfig.yaml",
+    "suite.yaml", "evals/suite.yaml",  # AgentV v5
 )
 IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store"}
 

@@ -1,0 +1,159 @@
+"""Shared runner of promptfoo's ``javascript`` and ``python`` assertions (not a grader module).
+
+The assertion's code runs in :mod:`eval_pipelines.run.sandbox` (empty working
+directory, no secrets, resource limits, timeout), never in-process. Inline code
+is, as in promptfoo, an expression (``output.length > 2``; one line starting
+with ``const``/``let``/``var`` returns its last statement) or, when it has several
+lines, a function body (Python: several lines or a ``return``); ``file://path[:function]`` loads
+a file copied into the sandbox (JavaScript: the module's export, or the named
+function; Python: ``get_assert``, or the named function) called with
+``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
+``config``.
+
+promptfoo's reading of the result: a boolean is the verdict (score 1 or 0); a
+number is the score, passing when it reaches ``threshold`` (or when it is above
+0 without one); a ``{pass, score, reason}`` object gives its own verdict. The
+grade score agrees with the outer pass mark (0.8): a number is mapped by
+``_judging.calibrate`` with the threshold on 0.8, an object's verdict gives 1 or
+0; the raw value is kept in ``details.raw``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from eval_pipelines.grading.base import GradeInput, Outcome, Params
+from eval_pipelines.grading.graders._judging import calibrate
+
+JS_RUNNER = r"""
+const fs = require('fs');
+const req = JSON.parse(fs.readFileSync(0, 'utf8'));
+(async () => {
+  let fn;
+  const output = req.output_json ? JSON.parse(req.output) : req.output;
+  if (req.file) {
+    const mod = require(require('path').resolve(req.file));
+    fn = req.function ? mod[req.function] : (typeof mod === 'function' ? mod : (mod.default || mod));
+  } else {
+    // promptfoo's buildFunctionBody: several lines are a body as written; one line is an
+    // expression, or declarations whose last statement is the returned expression.
+    let body = req.code.trimEnd();
+    if (!body.includes('\n')) {
+      const line = body.trim().replace(/;+\s*$/, '');
+      const last = line.lastIndexOf(';');
+      body = /^(const|let|var)\s/.test(line) && last >= 0
+        ? line.slice(0, last + 1) + ' return ' + line.slice(last + 1).trim() : 'return ' + line;
+    }
+    fn = new Function('output', 'context', body);
+  }
+  const result = await fn(output, req.context);
+  process.stdout.write('\n' + JSON.stringify({result: result === undefined ? null : result}) + '\n');
+})().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
+"""
+PY_RUNNER = r"""
+import importlib.util, json, sys, textwrap
+req = json.loads(sys.stdin.read())
+if req.get("file"):
+    spec = importlib.util.spec_from_file_location("assertion", req["file"])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, req.get("function") or req.get("default_function", "get_assert"))
+else:
+    code = req["code"]
+    body = code if ("\n" in code.strip() or "return" in code) else "return " + code
+    scope = {}
+    exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
+    fn = scope["_assert"]
+output = json.loads(req["output"]) if req.get("output_json") else req["output"]
+result = fn(output, req["context"])
+print()
+print(json.dumps({"result": result}, default=str))
+"""
+
+
+class ScriptAssertParams(Params):
+    value: str = Field(min_length=1)
+    threshold: float | None = None
+    config: dict[str, Any] = {}
+    timeout_ms: int = Field(default=30_000, gt=0)
+    memory_mb: int = Field(default=512, ge=64)
+    # Set by ``transformed`` when a transform produced a non-text value: the code gets it parsed.
+    output_json: bool = False
+
+
+def _context(inp: GradeInput, params: ScriptAssertParams) -> dict[str, Any]:
+    return {"vars": inp.case.metadata.get("vars", {}), "prompt": inp.case.user_text,
+            "test": {"description": inp.case.description, "metadata": inp.case.metadata},
+            "config": params.config}
+
+
+def read_result(raw: Any, threshold: float | None) -> Outcome:
+    """promptfoo's reading of a script's return value, as an outcome on our 0.8 pass mark."""
+    if isinstance(raw, bool):
+        return Outcome.binary(raw, f"returned {str(raw).lower()}", raw=raw)
+    if isinstance(raw, (int, float)) and math.isfinite(raw):
+        passing = threshold if threshold is not None else 1e-9  # no threshold: any score above 0 passes
+        passed = raw >= passing
+        return Outcome(calibrate(min(1.0, max(0.0, raw)), passing) if 0 < passing < 1 else float(passed),
+                       f"returned {raw:g}" + (f" (threshold {threshold:g})" if threshold is not None else ""),
+                       {"raw": raw, "passed": passed})
+    if isinstance(raw, dict) and "pass" in raw:
+        passed = bool(raw["pass"])
+        if threshold is not None and isinstance(raw.get("score"), (int, float)):
+            passed = passed and raw["score"] >= threshold
+        return Outcome(1.0 if passed else 0.0, str(raw.get("reason") or f"pass: {passed}"), {"raw": raw})
+    return Outcome(0.0, f"the assertion returned {type(raw).__name__}, not a boolean, number or "
+                        "{pass, score, reason}", {"raw": raw}, status="error")
+
+
+async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: int, memory_mb: int,
+               default_function: str, inline_language: str = "javascript") -> tuple[bool, Any]:
+    """Run promptfoo-style code (inline JavaScript, or a .js/.py file) in the sandbox:
+    (True, its return value) or (False, why it failed)."""
+    from eval_pipelines.run.sandbox import arun_sandboxed
+
+    files: dict[str, bytes] = {}
+    language = inline_language
+    if code.startswith("file://"):
+        ref, _, function = code.removeprefix("file://").partition(":")
+        source = (inp.suite_dir or Path.cwd()) / ref
+        if not source.is_file():
+            return False, f"file not found: {ref}"
+        files[source.name] = source.read_bytes()
+        language = "python" if source.suffix == ".py" else "javascript"
+        request = {**request, "file": source.name, "function": function or None,
+                   "default_function": default_function}
+    else:
+        request = {**request, "code": code}
+    argv = ["node", "-e", JS_RUNNER] if language == "javascript" else ["python", "-c", PY_RUNNER]
+    result = await arun_sandboxed(argv, stdin=json.dumps(request, default=str).encode(),
+                                  timeout_s=timeout_ms / 1000, memory_mb=memory_mb, files=files)
+    if result.error or result.timed_out or result.returncode != 0:
+        why = result.error or ("timed out" if result.timed_out else f"exited with {result.returncode}")
+        return False, f"{why}; {result.stderr_tail(300)}"
+    lines = [line for line in result.stdout_text().splitlines() if line.strip()]
+    try:
+        return True, json.loads(lines[-1])["result"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        return False, "printed no result"
+
+
+async def run_script_assert(language: str, params: ScriptAssertParams, inp: GradeInput) -> Outcome:
+    request = {"output": inp.output, "context": _context(inp, params), "output_json": params.output_json}
+    ok, raw = await _run(params.value, request, inp, params.timeout_ms, params.memory_mb, "get_assert", language)
+    if not ok:
+        return Outcome(0.0, f"{language} assertion failed to run: {raw}", status="error")
+    return read_result(raw, params.threshold)
+
+
+async def run_transform(code: str, value: Any, inp: GradeInput, timeout_ms: int) -> tuple[bool, Any]:
+    """Apply one promptfoo transform to ``value`` (the output, or the previous transform's result)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    request = {"output": text, "output_json": not isinstance(value, str),
+               "context": {"vars": inp.case.metadata.get("vars", {}), "prompt": inp.case.user_text}}
+    return await _run(code, request, inp, timeout_ms, 512, "get_transform")

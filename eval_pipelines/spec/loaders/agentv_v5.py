@@ -1,0 +1,118 @@
+"""AgentV v5 suites: promptfoo's shape with AgentV's names, loaded by ``promptfoo``.
+
+AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
+``tests[].input``). What differs from promptfoo, and where it goes:
+
+* ``name``, ``version``, ``tags`` (a list): the suite's metadata.
+* ``target`` / ``targets`` / ``providers``: target names from targets.yaml (a
+  provider id such as ``openai:chat:gpt-4o`` works as in promptfoo).
+* ``default_test``, ``evaluate_options`` (``repeat``, ``max_concurrency``,
+  ``timeout_ms``, ``cache``): promptfoo's ``defaultTest``/``evaluateOptions``.
+* suite-level ``assert``: added to every test (``execution.skip_defaults: true``
+  on a test opts out); ``tests: ./cases/`` reads every case file of a folder.
+* assertions: a plain string is a rubric criterion (``rubrics``); ``metric:`` or
+  ``name:`` names it; ``required`` / ``min_score`` gate the case;
+  ``script`` runs a code grader (``code_judge``); ``trajectory:tool-used``,
+  ``trajectory:tool-sequence``, ``trajectory:tool-args-match`` and
+  ``skill-used`` check the tool calls (``tool_trajectory``).
+* ``environment``: ``type: host`` with ``workdir`` copies that folder as the
+  run's workspace; other environment types are refused. ``workspace: {template,
+  scope: suite}`` does the same (other scopes are refused).
+* ``extensions``: refused (hooks that run code in AgentV's process).
+* ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
+from eval_pipelines.spec.models import Suite, Workspace
+from eval_pipelines.spec.paths import PathPolicy
+from eval_pipelines.spec.source import Document
+
+SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
+              "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
+              "evaluate_options", "scenarios", "workspace"}
+NAMES = {"defaultTest": "default_test", "evaluateOptions": "evaluate_options", "__keys__": " ".join(SUITE_KEYS)}
+ENVIRONMENT_KEYS = {"type", "workdir"}
+WORKSPACE_KEYS = {"template", "scope"}
+
+
+def is_agentv_v5(data: Any) -> bool:
+    """An AgentV v5 suite: top-level ``prompts`` or tests with ``vars``, with AgentV's names."""
+    if not isinstance(data, dict) or "tests" not in data:
+        return False
+    agentv_names = {"default_test", "evaluate_options", "environment", "extensions", "target"}
+    tests = data.get("tests")
+    has_vars = isinstance(tests, list) and any(isinstance(t, dict) and "vars" in t for t in tests)
+    has_ids = isinstance(tests, list) and any(isinstance(t, dict) and "id" in t for t in tests)
+    return ("prompts" in data or has_vars) and (bool(agentv_names & data.keys()) or has_ids or "name" in data)
+
+
+def _environment(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace | None:
+    if raw is None:
+        return None
+    path = ("environment",)
+    if not isinstance(raw, dict):
+        errors.append(SpecError(str(doc.file), path, "invalid environment", doc.line_of(path), "a mapping"))
+        return None
+    for key in raw:
+        if key not in ENVIRONMENT_KEYS:
+            errors.append(SpecError(str(doc.file), path + (key,), f"environment field {key!r} is not supported",
+                                    doc.line_of(path + (key,)), "type: host and workdir"))
+    kind = raw.get("type", "host")
+    if kind != "host":
+        errors.append(SpecError(str(doc.file), path + ("type",), f"environment type {kind!r} is not supported",
+                                doc.line_of(path + ("type",)), "host (containers are not run here)"))
+        return None
+    workdir = raw.get("workdir")
+    return Workspace(template=str(workdir)) if workdir else None
+
+
+def _workspace(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace | None:
+    """``workspace: {template, scope: suite}``: the folder copied as the run's workspace."""
+    path = ("workspace",)
+    if not isinstance(raw, dict) or not isinstance(raw.get("template"), str):
+        errors.append(SpecError(str(doc.file), path, "invalid workspace", doc.line_of(path),
+                                "{template: FOLDER, scope: suite}"))
+        return None
+    for key in raw:
+        if key not in WORKSPACE_KEYS:
+            errors.append(SpecError(str(doc.file), path + (key,), f"workspace field {key!r} is not supported",
+                                    doc.line_of(path + (key,)), "template and scope"))
+    if raw.get("scope", "suite") != "suite":
+        errors.append(SpecError(str(doc.file), path + ("scope",), f"workspace scope {raw['scope']!r} is not supported",
+                                doc.line_of(path + ("scope",)), "suite (one workspace per run)"))
+    return Workspace(template=raw["template"])
+
+
+def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
+    raw = doc.data if isinstance(doc.data, dict) else {}
+    errors: list[SpecError] = []
+    if "extensions" in raw:
+        errors.append(SpecError(str(doc.file), ("extensions",), "extension hooks (`extensions`) are not supported",
+                                doc.line_of(("extensions",)), "a suite without extensions"))
+    workspace = _environment(doc, raw.get("environment"), errors)
+    if "workspace" in raw:
+        workspace = _workspace(doc, raw["workspace"], errors) or workspace
+    data = dict(raw)
+    for key in ("extensions", "environment", "workspace"):
+        data.pop(key, None)
+    if "providers" not in data:
+        target = data.pop("targets", data.pop("target", None))
+        if target is not None:
+            data["providers"] = target
+    else:
+        data.pop("target", None)
+    try:
+        suite, warnings = load_promptfoo(Document(doc.file, data, doc.lines), policy, "agentv", NAMES)
+    except SpecErrors as exc:
+        raise SpecErrors(errors + exc.errors) from None
+    if errors:
+        raise SpecErrors(errors)
+    suite.workspace = workspace
+    if isinstance(raw.get("tags"), list):
+        suite.tags = [str(t) for t in raw["tags"]]
+    return suite, warnings

@@ -1,0 +1,294 @@
+"""promptfoo configs (``promptfooconfig.yaml``) as suites of the one internal model.
+
+Every test is run once per prompt: for P prompts a test gives P cases (ids
+``test-N`` with one prompt, ``test-N-pK`` with several), each with its prompt
+rendered with the test's variables (``promptfoo_prompts``). Providers become
+targets (``promptfoo_providers``), assertions our graders
+(``promptfoo_asserts``), tests come from ``promptfoo_tests``. The suite scores
+cases by promptfoo's rule (``Suite.scoring = "all_pass"``: a case passes when
+every assertion passes, or when its weighted score reaches the test's
+``threshold``).
+
+Suite fields: ``description``; ``prompts``; ``providers`` (or ``targets``);
+``tests``; ``defaultTest``; ``scenarios``; ``evaluateOptions`` (``repeat`` ->
+trials, ``maxConcurrency``, ``timeoutMs``, ``cache: false``; progress-bar
+switches are cosmetic and stored as warnings); ``tags``; ``metadata``
+(stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
+and ``commandLineOptions`` are accepted with a stored warning (results go to
+DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
+``derivedMetrics``, ``redteam`` and ``tracing`` are refused.
+
+Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
+``suffix``, ``disableVarExpansion``, ``transform``/``postprocess`` (each assertion
+becomes a ``transformed`` one), ``rubricPrompt`` (the judge template of its
+model-graded assertions); ``runSerially`` and ``provider`` with a warning),
+``threshold``, ``metadata``, ``provider``. AgentV v5 (``agentv_v5``) reuses
+this module with its own names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from eval_pipelines.spec.assertions import pydantic_errors
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, parse_prompts, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
+from eval_pipelines.spec.loaders.promptfoo_tests import (
+    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, var_combinations,
+)
+from eval_pipelines.spec.models import Execution, Settings, Suite, TestCase, Trials
+from eval_pipelines.spec.paths import PathPolicy
+from eval_pipelines.spec.source import Document
+
+SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
+              "evaluateOptions", "tags", "metadata", "outputPath", "sharing", "writeLatestResults",
+              "commandLineOptions", "env", "extensions", "nunjucksFilters", "derivedMetrics", "redteam",
+              "tracing", "$schema", "assertionTemplates", "filters"}
+WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
+             "sharing": "results are not shared", "writeLatestResults": "every run is stored",
+             "commandLineOptions": "use eval-pipelines' own options"}
+REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
+                "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
+                "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
+                "derivedMetrics": "derived metrics", "redteam": "red-team generation", "tracing": "tracing"}
+TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
+             "providerOutput", "assertScoringFunction"}
+OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
+               "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar"}
+EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
+
+
+MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
+
+
+def _with_rubric_prompt(asserts: Any, prompt: Any) -> Any:
+    """A test's ``options.rubricPrompt`` given to each of its model-graded assertions without one."""
+    if prompt is None or not isinstance(asserts, list):
+        return asserts
+    return [dict(a, rubricPrompt=prompt) if isinstance(a, dict) and "rubricPrompt" not in a
+            and str(a.get("type", "")).removeprefix("not-") in MODEL_GRADED else a for a in asserts]
+
+
+class Loader:
+    """One load: the context, the providers met so far (suite-level and per test)."""
+
+    def __init__(self, doc: Document, policy: PathPolicy, dialect: str) -> None:
+        self.doc, self.dialect = doc, dialect
+        self.ctx = LoadContext(policy)
+        self.providers: dict[str, Provider] = {}
+
+    def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
+        if raw is None:
+            return
+        if not isinstance(raw, dict):
+            self.ctx.error(self.doc, (key,), f"got {type(raw).__name__}", "a mapping")
+            return
+        if self.dialect == "agentv":  # AgentV spells them in snake case
+            camel = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
+            raw = {camel.get(k, k): v for k, v in raw.items()}
+        self.ctx.unknown_keys(self.doc, (key,), raw, EVALUATE_KEYS)
+        if "repeat" in raw:
+            try:
+                execution.trials = Trials(count=raw["repeat"])
+            except ValidationError:
+                self.ctx.error(self.doc, (key, "repeat"), f"invalid repeat {raw['repeat']!r}",
+                               "a whole number from 1 to 1000")
+        for ours, theirs in (("max_concurrency", "maxConcurrency"), ("timeout_ms", "timeoutMs")):
+            if theirs in raw:
+                try:
+                    setattr(settings, ours, getattr(Settings.model_validate({ours: raw[theirs]}), ours))
+                except ValidationError as exc:
+                    message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                    self.ctx.error(self.doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
+        if raw.get("cache") is False:
+            execution.cache = False
+        if "delay" in raw:
+            self.ctx.error(self.doc, (key, "delay"), "a delay between calls is not supported",
+                           "`requests_per_minute` on the target in targets.yaml")
+        if "showProgressBar" in raw:
+            self.ctx.warnings.append(f"{self.doc.file}: {key}.showProgressBar is cosmetic and has no effect here")
+
+    def provider_names(self, raw: Any, key: str) -> list[str]:
+        found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
+        for provider in found:
+            self.providers.setdefault(provider.name, provider)
+        return [p.name for p in found]
+
+    def case_options(self, raw: RawTest) -> dict[str, Any]:
+        options = raw.data.get("options") or {}
+        path = raw.path + ("options",)
+        if not isinstance(options, dict):
+            self.ctx.error(raw.doc, path, "invalid options", "a mapping")
+            return {}
+        self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
+        self.refuse_in(raw.doc, options, path, {
+            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"})
+        if "provider" in options:
+            self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
+                                     "by the suite's judge target (targets.yaml)")
+        if options.get("runSerially"):
+            self.ctx.warnings.append(f"{raw.doc.file}: options.runSerially: cases run with the target's "
+                                     "concurrency; set evaluateOptions.maxConcurrency: 1 to serialise")
+        return options
+
+    def refuse_in(self, doc: Document, raw: dict[str, Any], path: tuple[Any, ...], refused: dict[str, str]) -> None:
+        for key, feature in refused.items():
+            if key in raw:
+                self.ctx.error(doc, path + (key,), f"{feature} (`{key}`) is not supported")
+
+    def shapes_ok(self, doc: Document, path: tuple[Any, ...], data: dict[str, Any]) -> bool:
+        """The fields merged with defaultTest have mergeable shapes (else one error each)."""
+        ok = True
+        for key, kind, expected in (("vars", (dict, str), "a mapping (or a file:// reference)"),
+                                    ("options", dict, "a mapping"), ("metadata", dict, "a mapping"),
+                                    ("assert", list, "a list of assertions")):
+            value = data.get(key)
+            if value is not None and not isinstance(value, kind):
+                self.ctx.error(doc, path + (key,), f"got {type(value).__name__}", expected)
+                ok = False
+        return ok
+
+    def build_cases(self, raw: RawTest, prompts: list[Prompt], default: dict[str, Any],
+                    suite_metadata: dict[str, Any], number: int) -> list[TestCase]:
+        """The cases of one test: one per variable combination and prompt."""
+        doc, path, data = raw.doc, raw.path, raw.data
+        if not isinstance(data, dict):
+            self.ctx.error(doc, path, f"got {type(data).__name__}", "a test mapping")
+            return []
+        known = TEST_KEYS | ({"id", "expected_output", "execution", "conversation_id", "input"}
+                             if self.dialect == "agentv" else set())
+        self.ctx.unknown_keys(doc, path, data, known)
+        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
+                                         "assertScoringFunction": "custom scoring functions"})
+        if self.dialect == "agentv" and "conversation_id" in data:
+            self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
+                                     "(each case is its own conversation)")
+        if self.dialect == "agentv" and "input" in data:
+            self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
+                           "prompt text in top-level `prompts` and values in `tests[].vars`")
+        if not self.shapes_ok(doc, path, data):
+            return []
+        if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
+            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"])
+            if variables is None:
+                return []
+            data = {**data, "vars": variables}
+        execution = data.get("execution") or {}
+        if self.dialect == "agentv" and isinstance(execution, dict):
+            self.ctx.unknown_keys(doc, path + ("execution",), execution, {"skip_defaults"})
+        merged = data if execution.get("skip_defaults") else merge_default(default, data)
+        options = self.case_options(RawTest(merged, doc, path))
+        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"))
+        if variables is None:
+            return []
+        targets = None
+        if "provider" in data:
+            provider = parse_provider(self.ctx, doc, path + ("provider",), data["provider"], self.dialect)
+            if provider is not None:
+                self.providers.setdefault(provider.name, provider)
+                targets = [provider.name]
+        metadata = merged.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            self.ctx.error(doc, path + ("metadata",), "invalid metadata", "a mapping")
+            metadata = {}
+        threshold = merged.get("threshold")
+        combos = [variables] if options.get("disableVarExpansion") else var_combinations(variables)
+        base_id = str(data["id"]) if self.dialect == "agentv" and data.get("id") is not None else f"test-{number}"
+        expected = data.get("expected_output", variables.get("expected_output"))
+        if isinstance(expected, list) and all(isinstance(m, dict) and "content" in m for m in expected):
+            expected = "\n".join(content_text(m["content"]) for m in expected)
+        cases: list[TestCase] = []
+        for c, combo in enumerate(combos):
+            transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
+            assertions = convert_assertions(self.ctx, doc, path + ("assert",),
+                                            _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
+                                            self.dialect, combo, self.doc.data, [transform] if transform else None)
+            for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
+                case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
+                messages = render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),
+                                         str(options.get("suffix") or ""))
+                if messages is None:
+                    continue
+                try:
+                    cases.append(TestCase(
+                        id=case_id, name=data.get("description"), description=data.get("description"),
+                        input=messages, expected_output=expected, assertions=assertions, targets=targets,
+                        metadata={**suite_metadata, **metadata, "vars": combo, "prompt": prompt.label,
+                                  **({"scenario": raw.extra} if raw.extra else {})},
+                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
+                except ValidationError as exc:
+                    self.ctx.errors.extend(pydantic_errors(doc, path, exc))
+                    return cases
+        return cases
+
+
+def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo",
+                   names: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
+    """Load a promptfoo config (or, with ``dialect="agentv"``, an AgentV v5 suite whose
+    field names ``names`` maps onto promptfoo's)."""
+    names = names or {}
+    loader = Loader(doc, policy, dialect)
+    ctx = loader.ctx
+    raw = doc.data
+    if not isinstance(raw, dict):
+        raise SpecErrors.single(doc.file, f"top level is {type(raw).__name__}", line=1,
+                                expected="a mapping with `prompts`, `providers` and `tests`")
+    suite_keys = set(names.get("__keys__", "").split()) or SUITE_KEYS
+    ctx.unknown_keys(doc, (), raw, suite_keys)
+    for key, why in WARN_KEYS.items():
+        if key in raw:
+            ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
+    if dialect == "promptfoo":
+        loader.refuse_in(doc, raw, (), REFUSED_KEYS)
+    settings, execution = Settings(), Execution()
+    evaluate_key = names.get("evaluateOptions", "evaluateOptions")
+    loader.evaluate_options(raw.get(evaluate_key), evaluate_key, settings, execution)
+    provider_key = next((k for k in (names.get("providers", "providers"), "targets") if k in raw), "providers")
+    execution.targets = loader.provider_names(raw.get(provider_key), provider_key) if provider_key in raw else []
+    prompts = parse_prompts(ctx, doc, raw.get("prompts"))
+    if not prompts and "prompts" not in raw:
+        prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
+    default_key = names.get("defaultTest", "defaultTest")
+    default = raw.get(default_key) or {}
+    if isinstance(default, str):
+        found = collect_raw_tests(ctx, doc, (default_key,), default, dialect)
+        default = found[0].data if found else {}
+    if not isinstance(default, dict):
+        ctx.error(doc, (default_key,), "invalid defaultTest", "a test mapping")
+        default = {}
+    elif not loader.shapes_ok(doc, (default_key,), default):
+        default = {}
+    if "assert" in raw:  # AgentV v5: suite-level assertions apply to every test
+        default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}
+    metadata = raw.get("metadata") or {}
+    tests = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect)
+    tests += expand_scenarios(ctx, doc, raw.get("scenarios"), dialect)
+    cases: list[TestCase] = []
+    for number, test in enumerate(tests, start=1):
+        cases += loader.build_cases(test, prompts, default, metadata if isinstance(metadata, dict) else {}, number)
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            ctx.error(doc, ("tests",), f"duplicate test id {case.id!r}", "unique ids")
+        seen.add(case.id)
+    if not cases and not ctx.errors:
+        ctx.error(doc, ("tests",), "the config has no tests", "`tests` or `scenarios`")
+    if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
+        raise SpecErrors(list(dict.fromkeys(ctx.errors)))
+    tags = raw.get("tags") or []
+    tags = [f"{k}:{v}" for k, v in tags.items()] if isinstance(tags, dict) else [str(t) for t in tags]
+    suite = Suite(
+        name=str(raw.get("name") or doc.file.stem), description=raw.get("description"),
+        version=str(raw["version"]) if raw.get("version") is not None else None, tags=tags,
+        format="agentv-v5" if dialect == "agentv" else "promptfoo", source_file=str(doc.file),
+        # promptfoo's pass rule; AgentV keeps its own (seed 001's): gates, weighted mean, 0.8/0.6 verdicts.
+        execution=execution, settings=settings, scoring="weighted" if dialect == "agentv" else "all_pass",
+        tests=cases,
+        target_configs=[p.config for p in loader.providers.values() if p.config is not None],
+    )
+    return suite, list(dict.fromkeys(ctx.warnings))

@@ -1,0 +1,228 @@
+"""promptfoo (and AgentV v5) ``assert`` items as validated ``Assertion``s.
+
+The per-type mapping is ``promptfoo_vocabulary.VOCABULARY``. Here the fields
+every type shares: ``not-`` prefix (and AgentV's ``negate``) -> ``negate``;
+``weight``; ``metric`` (AgentV also ``name``) -> the assertion's name;
+``required`` / ``min_score`` (AgentV) -> a gate; ``rubricPrompt`` -> the judge
+template; ``transform`` (and the test's ``options.transform``) -> a
+``transformed`` wrapper; ``$ref`` to ``#/assertionTemplates/...``; values
+rendered with the test's variables and ``file://`` values read. A per-assertion
+``provider`` and unknown types are refused with one line; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from eval_pipelines.grading.registry import get_grader
+from eval_pipelines.spec.assertions import parse_assertion
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
+    AGENTV_COMMON, COMMON, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
+)
+from eval_pipelines.spec.models import Assertion
+from eval_pipelines.spec.source import Document, read_text
+
+
+def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                   variables: dict[str, Any]) -> dict[str, Any] | None:
+    """``value`` rendered with the test's variables (promptfoo templates assertion values),
+    and a ``file://`` value read (JSON/YAML as data, anything else as text); scripts stay paths."""
+    value = raw.get("value")
+    try:
+        if isinstance(value, str):
+            value = render(value, variables)
+        elif isinstance(value, list):
+            value = [render(v, variables) if isinstance(v, str) else v for v in value]
+    except (jinja2.TemplateError, ValueError, TypeError) as exc:
+        ctx.error(doc, path + ("value",), f"value does not render: {exc}")
+        return None
+    base = str(raw.get("type", "")).removeprefix("not-")
+    if isinstance(value, str) and value.startswith("file://") and base in ("javascript", "python"):
+        ref = value.removeprefix("file://").split(":", 1)[0]
+        wanted = (".js", ".cjs", ".mjs") if base == "javascript" else (".py",)
+        if not ref.endswith(wanted):
+            ctx.error(doc, path + ("value",), f"{base} assertion file {ref!r} is not supported",
+                      "a " + " or ".join(wanted) + " file (TypeScript is not run)")
+            return None
+        if not resolve_refs(ctx, doc, path + ("value",), "file://" + ref):
+            return None
+    elif isinstance(value, str) and value.startswith("file://"):
+        files = resolve_refs(ctx, doc, path + ("value",), value)
+        if not files:
+            return None
+        if files[0].suffix.lower() in (".json", ".yaml", ".yml"):
+            loaded = read_structured(ctx, doc, path + ("value",), files[0])
+            if loaded is None:
+                return None
+            value = loaded.data
+        else:
+            try:
+                value = read_text(files[0])
+            except SpecErrors as exc:
+                ctx.errors.extend(exc.errors)
+                return None
+    return {**raw, "value": value} if "value" in raw else raw
+
+
+def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: Any, root: Any) -> Any:
+    """A local JSON pointer (``$ref: '#/assertionTemplates/name'``) into the config."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        ctx.error(doc, path + ("$ref",), f"unsupported $ref {ref!r}", "a local reference '#/path/in/config'")
+        return None
+    node = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            ctx.error(doc, path + ("$ref",), f"$ref {ref!r} points at nothing", "a path that exists in the config")
+            return None
+    return node
+
+
+def _transform_ok(ctx: LoadContext, doc: Document, path: tuple[Any, ...], code: Any) -> bool:
+    if not isinstance(code, str) or not code.strip():
+        ctx.error(doc, path, "invalid transform", "a JavaScript expression or a file:// .js/.py file")
+        return False
+    if code.startswith("file://"):
+        ref = code.removeprefix("file://").split(":", 1)[0]
+        if not ref.endswith((".js", ".cjs", ".mjs", ".py")):
+            ctx.error(doc, path, f"transform file {ref!r} is not supported", "a .js or .py file")
+            return False
+        return bool(resolve_refs(ctx, doc, path, "file://" + ref))
+    return True
+
+
+def rubric_prompt(raw: Any, variables: dict[str, Any]) -> str:
+    """promptfoo's ``rubricPrompt`` (text or chat messages, Nunjucks with ``{{ output }}`` and
+    ``{{ rubric }}``) as our judge template: the test's variables rendered now, the output,
+    rubric and input left as our ``{output}``, ``{criteria}`` and ``{input}`` slots."""
+    if isinstance(raw, list):
+        text = "\n\n".join(f"{m.get('role', 'user')}: {m.get('content', '')}" if isinstance(m, dict) else str(m)
+                            for m in raw)
+    else:
+        text = str(raw)
+    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}"}
+    return render(text, {**variables, **slots})
+
+
+def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                      dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
+                      root: Any = None, transforms: list[str] | None = None) -> Assertion | None:
+    """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded)."""
+    if isinstance(raw, str) and dialect == "agentv":
+        return parse_assertion({"type": "llm_judge", "rubric": raw}, doc, path, ctx.errors)
+    if isinstance(raw, dict) and set(raw) == {"$ref"}:
+        raw = _reference(ctx, doc, path, raw["$ref"], root)
+        if raw is None:
+            return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        ctx.error(doc, path, "invalid assertion", "a mapping with a promptfoo `type`"
+                  + (" or a rubric string" if dialect == "agentv" else ""))
+        return None
+    script = dialect == "agentv" and str(raw["type"]) in SCRIPT_TYPES
+    if not script:  # a script grader gets its other fields as its config, as in AgentV
+        ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
+    resolved = _resolve_value(ctx, doc, path, raw, variables or {})
+    if resolved is None:
+        return None
+    raw = resolved
+    kind: str = raw["type"]
+    negate = kind.startswith("not-")
+    base = kind.removeprefix("not-")
+    for key, feature in (("provider", "a per-assertion grading provider"),):
+        if key in raw:
+            ctx.error(doc, path + (key,), f"{feature} (`{key}`) are not supported",
+                      "the suite's judge target grades model-graded assertions" if key == "provider"
+                      else "an assertion without it")
+            return None
+    try:
+        built = agentv_extras(raw, base) if dialect == "agentv" else None
+        if built is None:
+            if base not in VOCABULARY:
+                ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
+                          "one of " + ", ".join(sorted(VOCABULARY)) + " (optionally with `not-`)")
+                return None
+            built = VOCABULARY[base](raw)
+        if base == "assert-set":
+            if not isinstance(raw.get("assert"), list) or not raw["assert"]:
+                raise Refused("`assert` must be a non-empty list of assertions")
+            built["assert"] = [_nested(ctx, doc, path + ("assert", i), item, dialect, variables or {}, root)
+                               for i, item in enumerate(raw.get("assert") or [])]
+            if any(b is None for b in built["assert"]):
+                return None
+    except Refused as exc:
+        ctx.error(doc, path, f"{kind}: {exc}")
+        return None
+    if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
+        ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
+        return None
+    built = {k: v for k, v in built.items() if v is not None}
+    name = raw.get("metric", raw.get("name"))
+    if name is not None:
+        built["name"] = str(name)
+    if "weight" in raw:
+        built["weight"] = raw["weight"]
+    if negate or raw.get("negate") is True:
+        built["negate"] = True
+    if "rubricPrompt" in raw:
+        if built.get("type") != "llm_judge":
+            ctx.error(doc, path + ("rubricPrompt",), f"`rubricPrompt` is not supported on {kind}",
+                      "rubricPrompt on llm-rubric and the other model-graded types")
+            return None
+        try:
+            built["prompt"] = rubric_prompt(raw["rubricPrompt"], variables or {})
+        except (jinja2.TemplateError, ValueError, TypeError) as exc:
+            ctx.error(doc, path + ("rubricPrompt",), f"rubricPrompt does not render: {exc}")
+            return None
+    steps = list(transforms or []) + ([raw["transform"]] if "transform" in raw else [])
+    if steps:
+        if not all(_transform_ok(ctx, doc, path + ("transform",), t) for t in steps):
+            return None
+        outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
+        built = {"type": "transformed", "transform": steps, "assert": built, **outer}
+    if base == "assert-set" and raw.get("threshold") not in (None, 0.8):
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: assert-set threshold {raw['threshold']} "
+                            "is applied as the pass mark 0.8 of the weighted mean")
+    if "min_score" in raw:
+        built["required"] = raw["min_score"]
+    elif "required" in raw:
+        built["required"] = raw["required"]
+    inner_type = built["assert"]["type"] if built["type"] == "transformed" else built["type"]
+    if get_grader(inner_type) is None:  # icontains_any/icontains_all come with issue 17's graders
+        ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} needs the {inner_type!r} grader, "
+                  "which this installation lacks", "an assertion type whose grader is registered")
+        return None
+    return parse_assertion(built, doc, path, ctx.errors)
+
+
+def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,
+            variables: dict[str, Any], root: Any) -> dict[str, Any] | None:
+    assertion = convert_assertion(ctx, doc, path, raw, dialect, variables, root)
+    if assertion is None:
+        return None
+    out: dict[str, Any] = {"type": assertion.type, **assertion.config, "weight": assertion.weight}
+    if assertion.name:
+        out["name"] = assertion.name
+    if assertion.negate:
+        out["negate"] = True
+    return out
+
+
+def convert_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
+                       root: Any = None, transforms: list[str] | None = None) -> list[Assertion]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        ctx.error(doc, path, f"got {type(raw).__name__}", "a list of assertions")
+        return []
+    return [a for i, item in enumerate(raw)
+            if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms))]

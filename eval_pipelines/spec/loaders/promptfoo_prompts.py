@@ -1,0 +1,257 @@
+"""promptfoo ``prompts`` and their templating (also used by the AgentV v5 loader).
+
+A prompt is an inline string, a chat-message list (YAML), or a ``file://``
+reference (globs allowed): ``.txt``/``.md``/``.j2`` text (a ``.txt`` file holds
+several prompts separated by a line ``---``, as in promptfoo), ``.json`` (a
+chat-message list, rendered as text and parsed after rendering, as promptfoo
+does) and ``.yaml``/``.yml`` (a message list). Entries may also be mappings
+``{raw|id, label}``. Function prompts (``.py``/``.js``) are refused.
+
+Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
+users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
+undefined variables and null rendered empty, booleans as ``true``/``false`` and
+lists as ``a,b`` (as Nunjucks prints them), plus Nunjucks's ``dump`` filter
+(JSON) and promptfoo's ``load`` filter (JSON.parse). A template that does not parse is a load error naming the prompt.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.models import Message
+from eval_pipelines.spec.source import Document, load_document, read_text
+
+ROLES = ("system", "user", "assistant", "tool")
+TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
+
+
+def _nunjucks_text(value: Any) -> Any:
+    """How Nunjucks prints a value: JavaScript's ``true``/``false``, nothing for null,
+    a list of scalars joined by commas (Array.toString), other structures as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+_ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
+                          finalize=_nunjucks_text)
+_ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
+_ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
+
+
+@dataclass
+class Prompt:
+    """One prompt: a template text, or a list of message templates (chat)."""
+
+    label: str
+    text: str | None = None
+    messages: list[dict[str, Any]] | None = None
+
+
+def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
+    try:
+        return _ENV.from_string(text)
+    except jinja2.TemplateSyntaxError as exc:
+        ctx.error(doc, path, f"template does not parse (line {exc.lineno} of the template): {exc.message}",
+                  "a Nunjucks/jinja2 template")
+        return None
+
+
+def render(template: str, variables: dict[str, Any]) -> str:
+    """Render one template; raises ``jinja2.TemplateError`` (callers report it as a load error)."""
+    return _ENV.from_string(template).render(**variables)
+
+
+def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str) -> list[Path]:
+    """Files a ``file://`` reference names (globs expanded), each inside what the policy allows."""
+    pattern = ref.removeprefix("file://")
+    pattern = pattern.split(":", 1)[0] if ":" in Path(pattern).name else pattern  # file://x.py:fn
+    candidate = Path(pattern) if Path(pattern).is_absolute() else doc.file.parent / pattern
+    if any(ch in pattern for ch in "*?["):
+        matches = sorted(Path(p) for p in glob.glob(str(candidate), recursive=True) if Path(p).is_file())
+        if not matches:
+            ctx.error(doc, path, f"no file matches {ref!r}", "a path or glob relative to the config")
+        return [m for m in matches if ctx.policy.check(m, doc, path, ctx.errors)]
+    resolved = ctx.policy.resolve(candidate, pattern)
+    if not ctx.policy.check(resolved, doc, path, ctx.errors):
+        return []
+    if not resolved.is_file():
+        ctx.error(doc, path, f"file not found: {ref}", "a path relative to the config")
+        return []
+    return [resolved]
+
+
+def read_structured(ctx: LoadContext, doc: Document, path: tuple[Any, ...], file: Path) -> Document | None:
+    """A YAML/JSON file as a Document (errors recorded, None on failure)."""
+    try:
+        return load_document(file)
+    except SpecErrors as exc:
+        ctx.errors.extend(exc.errors)
+        return None
+
+
+def _messages_from(raw: Any) -> list[dict[str, Any]] | None:
+    """``raw`` as chat messages ({role, content}), or None when it is not a message list."""
+    if not isinstance(raw, list) or not raw:
+        return None
+    if not all(isinstance(m, dict) and "content" in m and m.get("role", "user") in ROLES for m in raw):
+        return None
+    return [{"role": m.get("role", "user"), "content": m["content"]} for m in raw]
+
+
+def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
+                  label: str | None) -> list[Prompt]:
+    out: list[Prompt] = []
+    for file in resolve_refs(ctx, doc, path, ref):
+        suffix = file.suffix.lower()
+        name = label or file.name
+        if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+            ctx.error(doc, path, f"function prompts ({file.name}) are not supported",
+                      "text, JSON or YAML prompt files")
+        elif suffix in (".yaml", ".yml"):
+            loaded = read_structured(ctx, doc, path, file)
+            if loaded is None:
+                continue
+            messages = _messages_from(loaded.data)
+            if messages is not None:
+                out.append(Prompt(name, messages=messages))
+            elif isinstance(loaded.data, str):
+                out.append(Prompt(name, text=loaded.data))
+            else:
+                ctx.error(doc, path, f"{file.name} is not a list of chat messages", "[{role, content}, ...]")
+        elif suffix == ".json":
+            # promptfoo renders a JSON prompt as text, then reads the chat messages from it.
+            out.append(Prompt(name, text=_read(ctx, doc, path, file)))
+        elif suffix in TEXT_SUFFIXES or suffix == "":
+            text = _read(ctx, doc, path, file)
+            parts = [p.strip("\n") for p in text.split("\n---\n")] if suffix == ".txt" else [text]
+            for i, part in enumerate(parts):
+                out.append(Prompt(name if len(parts) == 1 else f"{name}#{i + 1}", text=part))
+        else:
+            ctx.error(doc, path, f"prompt file type {suffix!r} is not supported",
+                      "a .txt, .md, .j2, .json or .yaml prompt file")
+    return out
+
+
+def _read(ctx: LoadContext, doc: Document, path: tuple[Any, ...], file: Path) -> str:
+    try:
+        return read_text(file)
+    except SpecErrors as exc:
+        ctx.errors.extend(exc.errors)
+        return ""
+
+
+def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, index: int,
+                label: str | None = None) -> list[Prompt]:
+    if isinstance(raw, str):
+        if raw.startswith("file://"):
+            return _file_prompts(ctx, doc, path, raw, label)
+        if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
+            return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
+        prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
+    elif _messages_from(raw) is not None:
+        prompt = Prompt(label or f"prompt-{index + 1}", messages=_messages_from(raw))
+    elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
+        ctx.unknown_keys(doc, path, raw, {"raw", "id", "label", "config"})
+        if "config" in raw:
+            ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
+                      "provider settings under `providers`")
+        body = raw.get("raw", raw.get("id"))
+        if not isinstance(body, (str, list)):
+            ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
+            return []
+        return _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
+    else:
+        ctx.error(doc, path, f"got {type(raw).__name__}",
+                  "a prompt string, a list of chat messages, a file:// reference or {raw|id, label}")
+        return []
+    for i, template in enumerate([prompt.text] if prompt.text is not None else
+                                 [content_text(m["content"]) for m in prompt.messages or []]):
+        compile_template(ctx, doc, path if prompt.text is not None else path + (i, "content"), template)
+    return [prompt]
+
+
+def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
+    """The ``prompts`` field: a list (or one entry, or a legacy {file: label} mapping)."""
+    path: tuple[Any, ...] = ("prompts",)
+    if raw is None:
+        return []
+    if _messages_from(raw) is not None:
+        return _one_prompt(ctx, doc, path, raw, 0)
+    if isinstance(raw, dict) and not ("raw" in raw or "id" in raw):
+        out: list[Prompt] = []
+        for i, (ref, label) in enumerate(raw.items()):
+            out += _one_prompt(ctx, doc, path + (ref,), ref, i, str(label))
+        return out
+    items = raw if isinstance(raw, list) else [raw]
+    out = []
+    for i, item in enumerate(items):
+        out += _one_prompt(ctx, doc, path + (i,) if isinstance(raw, list) else path, item, i)
+    labels = [p.label for p in out]
+    for i, prompt in enumerate(out):  # labels name test ids: keep them unique
+        if labels.count(prompt.label) > 1:
+            prompt.label = f"{prompt.label}-{i + 1}"
+    return out
+
+
+def _content(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> str:
+    """Message content as text: AgentV's typed parts (``type: text|file``, ``value``) resolved."""
+    if isinstance(raw, list):
+        parts = []
+        for i, part in enumerate(raw):
+            if isinstance(part, dict) and part.get("type") == "file":
+                files = resolve_refs(ctx, doc, path + (i, "value"), str(part.get("value", "")))
+                parts += [_read(ctx, doc, path + (i,), f) for f in files]
+            elif isinstance(part, dict) and part.get("type") in ("text", None):
+                parts.append(str(part.get("value", part.get("text", ""))))
+            elif isinstance(part, dict):
+                parts.append(json.dumps(part, ensure_ascii=False, default=str))
+            else:
+                parts.append(str(part))
+        return "\n".join(parts)
+    if isinstance(raw, dict):  # structured content (AgentV): sent as its JSON text
+        return json.dumps(raw, ensure_ascii=False, default=str)
+    return content_text(raw)
+
+
+def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt: Prompt,
+                  variables: dict[str, Any], prefix: str = "", suffix: str = "") -> list[Message] | None:
+    """The messages one prompt gives for one test's variables (errors recorded at ``path``)."""
+    try:
+        if prompt.messages is not None:
+            return [Message(role=m["role"], content=render(_content(ctx, doc, path, m["content"]), variables))
+                    for m in prompt.messages]
+        template = prompt.text or ""
+        lone = template.strip().removeprefix("{{").removesuffix("}}").strip()
+        if template.strip().startswith("{{") and lone.isidentifier():
+            # AgentV v5's `{{ input }}` whose variable is a message list: the conversation itself.
+            messages = _messages_from(variables.get(lone))
+            if messages is not None:
+                return [Message(role=m["role"], content=_content(ctx, doc, path, m["content"]))
+                        for m in messages]
+        text = prefix + render(template, variables) + suffix
+    except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
+        ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
+        return None
+    try:
+        parsed = json.loads(text) if text.lstrip().startswith("[") else None
+    except ValueError:
+        parsed = None
+    messages = _messages_from(parsed)
+    if messages is not None:  # a chat prompt written as JSON
+        return [Message(role=m["role"], content=content_text(m["content"])) for m in messages]
+    return [Message(role="user", content=text)]

@@ -1,0 +1,172 @@
+"""promptfoo ``providers`` (and AgentV v5's) as targets.
+
+Each provider becomes a named target (its ``label``, else its ``id`` with the
+characters a target name cannot hold replaced by ``-``):
+
+* ``openai:chat:MODEL``, ``openai:MODEL``, and any ``openai:*`` id with
+  ``config.apiBaseUrl``/``apiHost`` (an OpenAI-compatible server): an ``openai``
+  target; ``config.apiKeyEnvar`` names the key's variable, ``temperature`` and
+  ``max_tokens`` are applied; other config keys are listed in a warning.
+  A literal ``config.apiKey`` is refused: secrets come from the environment.
+* ``echo``: a command target answering with its input (``cat``).
+* ``exec:COMMAND``: a command target running COMMAND with the prompt as its
+  first argument (promptfoo's calling convention), output on stdout.
+* ``file://x.py`` / ``python:x.py``: promptfoo's Python provider, run as a
+  command target by a small runner that calls ``call_api(prompt, options,
+  context)`` (or the function named after ``:``) and prints ``output``.
+* anything else (``anthropic:...``, ``http``, ``file://x.js``...): the name must
+  be defined in targets.yaml; the load stores a warning saying so, and
+  ``load_skill`` fails with one line if it is not.
+
+A plain string that is not a provider id (AgentV's ``providers: [gh-models]``)
+is a target name from targets.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
+from eval_pipelines.spec.source import Document
+
+PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
+OPENAI_CONFIG_APPLIED = {"apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens"}
+# promptfoo's Python provider protocol, run in the command target's subprocess.
+PYTHON_RUNNER = """\
+import importlib.util, json, sys
+path, function, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+spec = importlib.util.spec_from_file_location("provider", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+result = getattr(module, function)(sys.stdin.read(), options, {"vars": {}})
+if isinstance(result, dict) and result.get("error"):
+    sys.exit(str(result["error"]))
+output = result.get("output") if isinstance(result, dict) else result
+print(output if isinstance(output, str) else json.dumps(output))
+"""
+_NAME_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class Provider:
+    name: str
+    config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
+
+
+def target_name(text: str) -> str:
+    name = _NAME_BAD.sub("-", text).strip("-._")[:64]
+    return name or "provider"
+
+
+def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, model: str,
+            config: dict[str, Any]) -> dict[str, Any] | None:
+    if "apiKey" in config:
+        ctx.error(doc, path + ("config", "apiKey"), "a literal API key is not accepted",
+                  "`apiKeyEnvar: NAME`: secrets come from the environment")
+        return None
+    target: dict[str, Any] = {"name": name, "type": "openai", "model": model, "temperature": None}
+    base = config.get("apiBaseUrl") or config.get("apiHost")
+    if base:
+        base = str(base)
+        target["base_url"] = base if "://" in base else f"https://{base}/v1"
+    if config.get("apiKeyEnvar"):
+        target["api_key_env"] = str(config["apiKeyEnvar"])
+    if config.get("temperature") is not None:
+        target["temperature"] = config["temperature"]
+    tokens = config.get("max_tokens", config.get("max_completion_tokens"))
+    if tokens is not None:
+        target["max_tokens"] = tokens
+    ignored = sorted(set(config) - OPENAI_CONFIG_APPLIED)
+    if ignored:
+        ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(ignored)} not applied "
+                            f"(only {', '.join(sorted(OPENAI_CONFIG_APPLIED))} are)")
+    return target
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
+
+
+def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                   dialect: str = "promptfoo") -> Provider | None:
+    if isinstance(raw, dict) and "id" not in raw and len(raw) == 1:
+        (pid, body), = raw.items()  # legacy {id: {config...}}
+        if not isinstance(body, dict):
+            ctx.error(doc, path, f"invalid provider {{{pid}: {body!r}}}",
+                      "a provider id string (quote 'exec: ...') or {id, label, config}")
+            return None
+        raw = {"id": pid, **body}
+    if isinstance(raw, str):
+        raw = {"id": raw}
+    if isinstance(raw, dict) and "id" not in raw and isinstance(raw.get("model"), str):
+        raw = {"id": raw["model"], **{k: v for k, v in raw.items() if k != "model"}}  # legacy `model:`
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
+        return None
+    ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
+    for key in ("prompts", "transform", "delay", "env", "inputs"):
+        if key in raw:
+            ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label and config")
+    pid: str = raw["id"]
+    config = raw.get("config") or {}
+    if not isinstance(config, dict):
+        ctx.error(doc, path + ("config",), "invalid config", "a mapping")
+        return None
+    name = target_name(str(raw.get("label") or pid))
+    if pid.startswith("openai:"):
+        parts = pid.split(":")
+        kind = parts[1] if len(parts) > 2 else "chat"
+        model = ":".join(parts[2:]) if len(parts) > 2 else parts[1]
+        if kind == "chat" or (len(parts) == 2):
+            target = _openai(ctx, doc, path, name, model, config)
+            return Provider(name, target) if target else None
+    elif pid == "echo":
+        return Provider(name, {"name": name, "type": "command", "command": ["cat"]})
+    elif pid.startswith("exec:"):
+        command = pid.removeprefix("exec:").strip()
+        options = json.dumps({"config": config})
+        script = f'{command} "$(cat)" {shlex.quote(options)} {shlex.quote("{}")}'
+        return Provider(name, {"name": name, "type": "command", "command": ["sh", "-c", script]})
+    elif pid.startswith(("file://", "python:")) and ".py" in pid:
+        ref = pid.removeprefix("file://").removeprefix("python:")
+        file, _, function = ref.partition(":")
+        source = (doc.file.parent / file).resolve()
+        if not ctx.policy.check(source, doc, path + ("id",), ctx.errors):
+            return None
+        if not source.is_file():
+            ctx.error(doc, path + ("id",), f"provider file not found: {file}", "a .py file beside the config")
+            return None
+        command = ["python", "-c", PYTHON_RUNNER, str(source),
+                   function or "call_api", json.dumps({"config": config})]
+        return Provider(name, {"name": name, "type": "command", "command": command})
+    elif dialect == "agentv" and ":" not in pid and "/" not in pid:
+        return Provider(name, None)  # a target defined in targets.yaml
+    ctx.warnings.append(f"{doc.file}: {_where(path)}: provider {pid!r} is not OpenAI-compatible, echo or a "
+                        f"script; it runs only if targets.yaml defines a target named {name!r}")
+    return Provider(name, None)
+
+
+def parse_providers(ctx: LoadContext, doc: Document, key: str, raw: Any, dialect: str = "promptfoo") -> list[Provider]:
+    if raw is None:
+        return []
+    if isinstance(raw, str) and raw.startswith("file://"):
+        out: list[Provider] = []
+        for file in resolve_refs(ctx, doc, (key,), raw):
+            loaded = read_structured(ctx, doc, (key,), file)
+            if loaded is not None:
+                items = loaded.data if isinstance(loaded.data, list) else [loaded.data]
+                out += [p for i, item in enumerate(items)
+                        if (p := parse_provider(ctx, loaded, (i,), item, dialect)) is not None]
+        return out
+    items = raw if isinstance(raw, list) else [raw]
+    providers = [p for i, item in enumerate(items)
+                 if (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect))]
+    names = [p.name for p in providers]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        ctx.error(doc, (key,), f"two providers are named {dup!r}", "a distinct `label` for each")
+    return providers
