@@ -141,7 +141,11 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         if not source.is_file():
             ctx.error(doc, path + ("id",), f"provider file not found: {file}", "a .py file beside the config")
             return None
-        command = ["python", "-c", PYTHON_RUNNER, str(source),
+        # Command targets run in a sandboxed copy of the package, from its root: the path
+        # must be the package-relative one (an absolute path would name the original).
+        roots = [r.resolve() for r in ctx.policy.allowed_roots if source.is_relative_to(r.resolve())]
+        where = str(source.relative_to(roots[0])) if roots else str(source)
+        command = ["python", "-c", PYTHON_RUNNER, where,
                    function or "call_api", json.dumps({"config": config})]
         return Provider(name, {"name": name, "type": "command", "command": command})
     elif dialect == "agentv" and ":" not in pid and "/" not in pid:
