@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
 from eval_pipelines.stages import Markdown, StageContext
 from eval_pipelines.store import tables
 
@@ -37,13 +37,14 @@ def _thresholds_table(thresholds: dict[str, float], overall: dict[str, float], m
     for name, minimum in sorted(thresholds.items()):
         metric = metric_for_threshold(name)
         value = overall.get(metric)
-        shown = "missing" if value is None else f"{value:.3f}"
+        shown = missing_reason(name, overall) if value is None else f"{value:.3f}"
         table.append(f"| {name} | {metric} | {shown} | {minimum:.3f} | {'FAIL' if name in misses else 'PASS'} |")
     return "\n".join(table)
 
 
-def _misses_text(misses: list[tuple[str, float | None, float]]) -> str:
-    return "; ".join(f"{n} = {'missing' if v is None else f'{v:.3f}'} < {m:.3f}" for n, v, m in misses)
+def _misses_text(misses: list[tuple[str, float | None, float]], overall: dict[str, float]) -> str:
+    return "; ".join(f"{n} {missing_reason(n, overall)}" if v is None else f"{n} = {v:.3f} < {m:.3f}"
+                     for n, v, m in misses)
 
 
 def thresholds_met(ctx: StageContext) -> CheckResult:
@@ -54,7 +55,7 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
     misses = failed_thresholds(thresholds, overall)
     return CheckResult(
         passed=not misses,
-        description=_misses_text(misses) if misses else "all thresholds met",
+        description=_misses_text(misses, overall) if misses else "all thresholds met",
         metadata={"thresholds": Markdown(_thresholds_table(thresholds, overall, {n for n, _, _ in misses}))},
     )
 
@@ -81,8 +82,9 @@ def blocking_gates(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     if not suite.blocking:
         return CheckResult(True, "the suite's gates are not blocking", {"blocking": False})
-    misses = failed_thresholds(suite.thresholds, tables.decode_metrics(ctx.rows("metrics")))
-    return CheckResult(not misses, _misses_text(misses) or "all thresholds met", {"blocking": True})
+    overall = tables.decode_metrics(ctx.rows("metrics"))
+    misses = failed_thresholds(suite.thresholds, overall)
+    return CheckResult(not misses, _misses_text(misses, overall) or "all thresholds met", {"blocking": True})
 
 
 def no_regression(ctx: StageContext) -> CheckResult:
