@@ -87,27 +87,78 @@ def blocking_gates(ctx: StageContext) -> CheckResult:
     return CheckResult(not misses, _misses_text(misses, overall) or "all thresholds met", {"blocking": True})
 
 
-def no_regression(ctx: StageContext) -> CheckResult:
+def _levels(ctx: StageContext, level: str):  # noqa: ANN202 - a pandas frame
     rows = ctx.rows("regressions")
-    targets = rows[rows["level"] == "target"] if not rows.empty else rows
+    return rows[rows["level"] == level] if not rows.empty else rows
+
+
+def _case_q_values(ctx: StageContext) -> dict[tuple[str, str, str], float]:
+    """(comparison, target, test_id) -> q-value of the cases labelled regressed."""
+    cases = _levels(ctx, "case")
+    if cases.empty:
+        return {}
+    cases = cases[cases["change"] == "regressed"]
+    return {(r["comparison"], r["target"], r["test_id"]): r["q_value"] for r in cases.to_dict("records")}
+
+
+def _named(cases: list[str], q_values: dict[str, float]) -> str:
+    return ", ".join(f"{c} (q={q_values[c]:.2g})" if c in q_values else c for c in cases[:10]) or "none"
+
+
+def no_regression(ctx: StageContext) -> CheckResult:
+    targets = _levels(ctx, "target")
     if targets.empty:
         return CheckResult(True, "no baseline to compare with yet")
+    q_values = _case_q_values(ctx)
     details = []
     for r in targets.to_dict("records"):
         detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
         details.append({
             "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
             "target": r["target"], "estimate": round(r["pass_rate_delta"], 4),
             "interval": [round(r["ci_low"], 4), round(r["ci_high"], 4)], "p_value": r["p_value"],
-            "adjusted_p": r["adjusted_p"], "verdict": r["change"], "cases": detail["drivers"],
+            "adjusted_p": r["adjusted_p"], "significant": bool(r["significant"]),
+            "large_enough": bool(r["large_enough"]), "verdict": r["change"], "wording": r["verdict"],
+            "margin": detail.get("min_effect"), "effect_rule": detail.get("effect_rule"),
+            "cases": detail["drivers"], "labelled": labelled,
         })
-    worst = min(details, key=lambda d: d["estimate"])
+    regressed = [d for d in details if d["verdict"] == "regressed"]
+    worst = min(regressed or details, key=lambda d: d["estimate"])
     return CheckResult(
-        passed=not (targets["change"] == "regressed").any(),
-        description=(f"{worst['comparison']} {worst['target']}: pass rate {worst['estimate']:+.1%} "
-                     f"[{worst['interval'][0]:+.1%}, {worst['interval'][1]:+.1%}], p={worst['adjusted_p']:.3g}; "
-                     f"cases: {', '.join(worst['cases'][:10]) or 'none'}"),
-        metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"])},
+        passed=not regressed,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; "
+                     f"cases: {_named(worst['cases'], worst['labelled'])}"),
+        metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"]),
+                  "significant": worst["significant"], "large_enough": worst["large_enough"]},
+    )
+
+
+def no_hidden_breakage(ctx: StageContext) -> CheckResult:
+    rows = _levels(ctx, "breakage")
+    if rows.empty:
+        return CheckResult(True, "no baseline to compare with yet")
+    q_values = _case_q_values(ctx)
+    details = []
+    for r in rows.to_dict("records"):
+        detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
+        details.append({
+            "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
+            "target": r["target"], "significant_drops": detail["significant_drops"],
+            "significant_rises": detail["significant_rises"], "p_value": r["p_value"],
+            "adjusted_p": r["adjusted_p"], "broken": r["change"] == "broken", "wording": r["verdict"],
+            "labelled": labelled, "dropped": detail["dropped"],
+        })
+    broken = [d for d in details if d["broken"]]
+    worst = min(broken or details, key=lambda d: d["adjusted_p"])
+    return CheckResult(
+        passed=not broken,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed "
+                     f"(BH): {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
+        metadata={"comparisons": details, "p_value": float(worst["adjusted_p"]),
+                  "significant_drops": int(worst["significant_drops"]),
+                  "significant_rises": int(worst["significant_rises"])},
     )
 
 
@@ -120,9 +171,18 @@ CHECKS: tuple[Check, ...] = (
           "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
           "report (seed 003 blocking gates).", blocking_gates, blocking=True),
     Check("no_significant_regression", "regression_report",
-          "No significant drop against the previous version or the previous night: fails when the drop is "
-          "significant (Holm-adjusted) and at least the minimum effect, and names the cases that drove it.",
+          "No regression of the suite pass rate against the previous version or the previous night: fails when "
+          "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
+          "both comparisons and every target) and large enough (the suite's min_effect margin under its "
+          "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
+          "'inconclusive'; names the cases labelled regressed (Benjamini-Hochberg q <= case_fdr).",
           no_regression),
+    Check("no_hidden_breakage", "regression_report",
+          "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
+          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.05) than "
+          "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
+          "every target); names the cases labelled regressed at the suite's case_fdr (Benjamini-Hochberg).",
+          no_hidden_breakage),
 )
 
 

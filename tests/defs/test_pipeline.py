@@ -125,7 +125,8 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     for event in materialized.values():
         assert event.partition == str(key(CALC))
     assert checks(result) == {"every_case_has_an_output": True, "suite_thresholds_met": True,
-                              "blocking_gates": True, "no_significant_regression": True}
+                              "blocking_gates": True, "no_significant_regression": True,
+                              "no_hidden_breakage": True}
 
 
 def test_calculator_rows_in_every_table(calculator_run) -> None:
