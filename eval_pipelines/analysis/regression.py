@@ -118,18 +118,26 @@ class Comparison:
 
 
 def _sides(results: Iterable[TrialResult]) -> dict[tuple[str, str], Side]:
-    grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
+    counts: dict[tuple[str, str], list] = {}
     for r in results:
         if r.status in ("graded", "error"):
-            grouped[(r.target, r.test_id)].append(r)
-    return {key: Side(len(rows), sum(r.verdict == "pass" for r in rows),
-                      sum(r.score or 0.0 for r in rows) / len(rows))
-            for key, rows in grouped.items()}
+            entry = counts.get((r.target, r.test_id))
+            if entry is None:
+                entry = counts[(r.target, r.test_id)] = [0, 0, 0.0]
+            entry[0] += 1
+            entry[1] += r.verdict == "pass"
+            entry[2] += r.score or 0.0
+    return {key: Side(n, passes, total / n) for key, (n, passes, total) in counts.items()}
 
 
 @lru_cache(maxsize=65_536)
 def case_p_values(base_passes: int, base_trials: int, cur_passes: int, cur_trials: int) -> tuple[float, float]:
-    """(drop p, rise p): one-sided Fisher exact tests on one case's trials, before vs after."""
+    """(drop p, rise p): one-sided Fisher exact tests on one case's trials, before vs after.
+
+    Fisher rather than an unconditional test (Boschloo's, more powerful with
+    independent trials): trials of one case in one run are correlated in practice,
+    and the conditional test's conservatism is what keeps false labels rare then
+    (benchmarks/regression_power.py measured both)."""
     return (fisher_one_sided(base_passes, base_trials, cur_passes, cur_trials),
             fisher_one_sided(cur_passes, cur_trials, base_passes, base_trials))
 

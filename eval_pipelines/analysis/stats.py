@@ -86,31 +86,45 @@ def fisher_one_sided(passes_before: int, n_before: int, passes_after: int, n_aft
 
 def _on_grid(diffs: Sequence[float], max_denominator: int = 1_000) -> list[int] | None:
     """The differences as integers on a common grid 1/D, or None when they are not."""
-    fractions = []
-    for d in diffs:
+    fractions = {}
+    for d in set(diffs):  # pass-rate differences take few distinct values
         f = Fraction(d).limit_denominator(max_denominator)
         if abs(float(f) - d) > 1e-9:
             return None
-        fractions.append(f)
+        fractions[d] = f
     denominator = 1
-    for f in fractions:
+    for f in fractions.values():
         denominator = lcm(denominator, f.denominator)
-    scaled = [int(f * denominator) for f in fractions]
+    scaled_values = {d: int(f * denominator) for d, f in fractions.items()}
+    scaled = [scaled_values[d] for d in diffs]
     if 2 * sum(abs(v) for v in scaled) * len(scaled) > _MAX_GRID_WORK:
         return None
     return scaled
 
 
+def _half_binomial_pmf(m: int) -> np.ndarray:
+    """P(K = k) for K ~ Binomial(m, 1/2), k = 0..m, without overflow."""
+    logs = np.array([lgamma(m + 1) - lgamma(k + 1) - lgamma(m - k + 1) for k in range(m + 1)]) - m * log(2)
+    return np.exp(logs)
+
+
 def _sign_flip_exact_grid(values: list[int]) -> float:
-    """P(sum of +-|v| <= sum(v)) under independent fair signs, by convolution."""
-    total = sum(abs(v) for v in values)
-    dist = np.zeros(2 * total + 1)
-    dist[total] = 1.0  # index = sum + total
-    for a in (abs(v) for v in values):
-        shifted = np.zeros_like(dist)
-        shifted[a:] += dist[:-a]
-        shifted[:-a] += dist[a:]
-        dist = shifted * 0.5
+    """P(sum of +-|v| <= sum(v)) under independent fair signs, by convolution.
+
+    Equal magnitudes are grouped: m values of size a contribute a * (2K - m) with
+    K ~ Binomial(m, 1/2), one convolution per distinct magnitude.
+    """
+    magnitudes: dict[int, int] = {}
+    for v in values:
+        if v:
+            magnitudes[abs(v)] = magnitudes.get(abs(v), 0) + 1
+    total = sum(a * m for a, m in magnitudes.items())
+    dist = np.ones(1)
+    for a, m in sorted(magnitudes.items()):
+        kernel = np.zeros(2 * a * m + 1)
+        kernel[::2 * a] = _half_binomial_pmf(m)  # offsets a * (2k - m), k = 0..m
+        dist = np.convolve(dist, kernel)
+    # dist[i] is P(sum = i - total).
     return float(min(1.0, dist[: sum(values) + total + 1].sum()))
 
 
