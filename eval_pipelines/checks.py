@@ -179,7 +179,7 @@ CHECKS: tuple[Check, ...] = (
           no_regression),
     Check("no_hidden_breakage", "regression_report",
           "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
-          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.05) than "
+          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
           "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
           "every target); names the cases labelled regressed at the suite's case_fdr (Benjamini-Hochberg).",
           no_hidden_breakage),

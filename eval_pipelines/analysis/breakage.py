@@ -14,8 +14,8 @@ runs are exchangeable under no change). The p-values of all comparisons x
 targets of one check are Holm-adjusted; *broken* means adjusted p < ``alpha``.
 
 It needs cases with enough trials for a single case to reach ``case_alpha``
-(3 trials a side: all pass -> all fail gives p = 0.05); with fewer trials it
-never fires and says so.
+(default 0.02: 4 trials a side, where all pass -> all fail gives p = 1/70); with
+fewer trials it never fires and says so.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from eval_pipelines.analysis.policy import RegressionPolicy
-from eval_pipelines.analysis.stats import holm, sign_test_p
+from eval_pipelines.analysis.stats import fisher_one_sided, holm, sign_test_p
 
 
 class CaseChange(Protocol):
@@ -77,9 +77,11 @@ def breakage_verdicts(labelled: list[list[CaseChange]], policy: RegressionPolicy
     out: list[list[BreakageVerdict]] = [[] for _ in labelled]
     for (index, target, paired, drops, rises, p), adj in zip(raw, adjusted):
         broken = adj < policy.alpha
-        most = max(max(c.baseline.trials, c.current.trials) for c in paired)
-        if not drops and not rises and most < 3:
-            wording = "not testable: a single case cannot drop significantly with fewer than 3 trials a side"
+        most = max(min(c.baseline.trials, c.current.trials) for c in paired)
+        if not drops and not rises and fisher_one_sided(most, most, 0, most) > policy.case_alpha:
+            wording = (f"not testable: with {most} trial{'s' if most > 1 else ''} a side no single case can drop "
+                       f"with Fisher p <= {policy.case_alpha:g} (a complete flip gives "
+                       f"{fisher_one_sided(most, most, 0, most):.3g})")
         else:
             wording = (f"{len(drops)} cases dropped significantly (Fisher p <= {policy.case_alpha:g}) vs "
                        f"{rises} that rose; sign test p = {p:.3g}, Holm-adjusted {adj:.3g} "
