@@ -119,7 +119,8 @@ def coverage_line(cells: Sequence[Cell]) -> str:
     parts = []
     for mix in MIXES:
         grid = [c for c in cells if c.scenario.mix == mix and c.scenario.pattern == "diffuse"
-                and c.scenario.rho == RHO and c.scenario.rule == "plausible" and c.scenario.baselines == 1]
+                and c.scenario.rho == RHO and c.scenario.rule == "plausible" and c.scenario.baselines == 1
+                and c.scenario.labels == "auto"]
         hits = sum(Cell.flag(o, "covered") for c in grid for o in c.outcomes)
         total = sum(c.runs for c in grid)
         if not total:

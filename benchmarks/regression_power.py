@@ -65,13 +65,14 @@ class Scenario:
     baselines: int = 1  # 2 = the previous version and the previous night, corrected together
     rho: float = RHO
     rule: str = "plausible"  # the policy's effect_rule
+    labels: str = "auto"  # the policy's case_labels
 
     @property
     def label(self) -> str:
         change = ("cancel-out breakage" if self.pattern == "cancel" else
                   "no change" if self.drop == 0 else f"-{self.drop * 100:g} pts {self.pattern}")
         extra = f", {self.baselines} baselines" if self.baselines > 1 else ""
-        return f"{self.mix} {self.cases}x{self.trials}, {change}{extra}, rho {self.rho:g}, {self.rule}"
+        return f"{self.mix} {self.cases}x{self.trials}, {change}{extra}, rho {self.rho:g}, {self.rule}, {self.labels}"
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ def trial_results(counts: np.ndarray, trials: int, target: str = "model") -> lis
 def _rng(seed: int, scenario: Scenario, run: int) -> np.random.Generator:
     key = [seed, sorted(MIXES).index(scenario.mix), scenario.cases, scenario.trials, round(scenario.drop * 1e4),
            PATTERNS.index(scenario.pattern), scenario.baselines, round(scenario.rho * 1e4), run]
+    # The effect rule and the labelling method do not change the sample: the same runs, judged differently.
     return np.random.default_rng(key)
 
 
@@ -187,7 +189,7 @@ def run_once(scenario: Scenario, run: int, seed: int = 0) -> Outcome:
     baselines = [trial_results(pass_counts(p, scenario.trials, scenario.rho, rng), scenario.trials)
                  for _ in range(scenario.baselines)]
     current = trial_results(pass_counts(q, scenario.trials, scenario.rho, rng), scenario.trials)
-    policy = RegressionPolicy(effect_rule=scenario.rule)  # type: ignore[arg-type]
+    policy = RegressionPolicy(effect_rule=scenario.rule, case_labels=scenario.labels)  # type: ignore[arg-type]
     results = compare_all(current, baselines, policy)
     first = results[0]
     (target,) = first.targets
@@ -291,15 +293,18 @@ def plan(runs: int, goal_runs: int, quick: bool = False) -> list[tuple[Scenario,
                   Scenario(mix, 200, 5, rho=0.0), Scenario(mix, 200, 5, rho=0.3),
                   Scenario(mix, 200, 5, pattern="cancel", rho=0.0), Scenario(mix, 200, 5, pattern="cancel", rho=0.3),
                   Scenario(mix, 1000, 5, 0.05, rule="estimate"), Scenario(mix, 1000, 5, 0.05, rule="certain"),
-                  Scenario(mix, 1000, 5, 0.02), Scenario(mix, 1000, 5, 0.02, rule="estimate")]
-    defaults = {"drop": 0.0, "pattern": "diffuse", "baselines": 1, "rho": RHO, "rule": "plausible"}
+                  Scenario(mix, 1000, 5, 0.02), Scenario(mix, 1000, 5, 0.02, rule="estimate"),
+                  Scenario(mix, 200, 10, labels="bh"), Scenario(mix, 1000, 10, labels="bh"),
+                  Scenario(mix, 200, 10, pattern="cancel", labels="bh"), Scenario(mix, 200, 5, pattern="cancel",
+                                                                                  labels="mirror")]
+    defaults = {"drop": 0.0, "pattern": "diffuse", "baselines": 1, "rho": RHO, "rule": "plausible", "labels": "auto"}
     goals = [defaults | g for g in GOAL_CELLS]
     return [(s, goal_runs if any(all(getattr(s, k) == v for k, v in g.items()) for g in goals) else runs)
             for s in cells]
 
 
 def find(cells: Sequence[Cell], **match) -> Cell | None:
-    defaults = {"drop": 0.0, "pattern": "diffuse", "baselines": 1, "rho": RHO, "rule": "plausible"}
+    defaults = {"drop": 0.0, "pattern": "diffuse", "baselines": 1, "rho": RHO, "rule": "plausible", "labels": "auto"}
     wanted = defaults | match
     for cell in cells:
         if all(getattr(cell.scenario, k) == v for k, v in wanted.items()):

@@ -269,7 +269,8 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
     settings = suite.regression
     policy = RegressionPolicy(alpha=settings.alpha, min_effect=settings.min_effect,
-                              effect_rule=settings.effect_rule, case_fdr=settings.case_fdr)
+                              effect_rule=settings.effect_rule, case_fdr=settings.case_fdr,
+                              case_labels=settings.case_labels)
     current = tables.decode_trials(ctx.rows("test_results"))
     con = ctx.connection()
     baselines = find_baselines(con, ctx.partition, suite.baseline)

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 EffectRule = Literal["plausible", "estimate", "certain"]
+CaseLabels = Literal["auto", "bh", "mirror"]
+# Up to this many trials a side, Benjamini-Hochberg on Fisher p-values (the smallest is 1/252 at
+# 5 a side) kept false labels at 0% with correlated trials in the simulation; beyond it the
+# tiny p-values of many trials are not calibrated and the mirror estimate takes over ("auto").
+BH_MAX_TRIALS = 5
 # Pass-rate differences are multiples of 1/trials; any mean of them that should equal
 # the margin is within this of it after floating-point rounding.
 MARGIN_TOLERANCE = 1e-9
@@ -40,7 +45,11 @@ class RegressionPolicy:
     alpha: float = 0.05  # family-wise level of the suite-level verdicts of one check (Holm)
     min_effect: float = 0.05  # practical-significance margin: a drop of 5 points of pass rate
     effect_rule: EffectRule = "plausible"  # how "large enough" is judged against the margin
-    case_fdr: float = 0.10  # false-discovery rate of the per-case "regressed" labels (BH)
+    case_fdr: float = 0.10  # false-discovery rate of the per-case "regressed" labels
+    # How the labels' q-values are computed: "bh" - Benjamini-Hochberg on the cases' Fisher p-values;
+    # "mirror" - the rises estimate the false drops (knockoff+), robust to correlated trials but it
+    # never labels fewer than 1 / case_fdr cases; "auto" - bh up to BH_MAX_TRIALS trials a side, else mirror.
+    case_labels: CaseLabels = "auto"
     # A case "dropped significantly" for the breakage count (unadjusted Fisher p <= case_alpha). 0.02:
     # with 5 trials a side only a complete flip (5/5 -> 0/5, p = 1/252) counts, and the simulation found
     # the count far more powerful so (cancel-out breakage, Beta(2, 2) mix: 0.02 -> 96%, 0.05 -> 76%,
@@ -50,6 +59,8 @@ class RegressionPolicy:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.case_labels not in ("auto", "bh", "mirror"):
+            raise ValueError(f"case_labels must be auto, bh or mirror (got {self.case_labels!r})")
         if self.effect_rule not in ("plausible", "estimate", "certain"):
             raise ValueError(f"effect_rule must be plausible, estimate or certain (got {self.effect_rule!r})")
         for name in ("alpha", "case_fdr", "case_alpha", "interval_level"):

@@ -16,9 +16,10 @@ error-controlled *jointly* over those comparisons and over the targets:
   reported as such and passes; "no regression" is said in equivalence terms
   when the interval excludes a drop of the margin.
 * **Per case**: one-sided Fisher exact tests on the case's own trials (drop
-  and rise), with Benjamini-Hochberg q-values over every case test of the
-  check; a case is labelled *regressed* (or *improved*) only when its q-value
-  is at most ``case_fdr``. Other cases whose pass rate moved are *flaky* (a
+  and rise), with false-discovery q-values over every case test of the check
+  (Benjamini-Hochberg, or the mirror estimate for many trials: ``policy``); a
+  case is labelled *regressed* (or *improved*) only when its q-value is at
+  most ``case_fdr``. Other cases whose pass rate moved are *flaky* (a
   side's trials disagree) or *changed* (a clean flip with too few trials to
   tell, e.g. one trial each side).
 * **Breakage** (``breakage``): a second signal for heterogeneous breakage that
@@ -36,9 +37,9 @@ from typing import Iterable, Literal, Sequence
 
 from eval_pipelines.analysis.breakage import BreakageVerdict, breakage_verdicts
 from eval_pipelines.analysis.metrics import TrialResult
-from eval_pipelines.analysis.policy import RegressionPolicy, TargetCall, judge_target
-from eval_pipelines.analysis.stats import (benjamini_hochberg, fisher_one_sided, holm, mcnemar_exact,
-                                           mean_interval, sign_flip_p)
+from eval_pipelines.analysis.policy import BH_MAX_TRIALS, RegressionPolicy, TargetCall, judge_target
+from eval_pipelines.analysis.stats import (benjamini_hochberg, fisher_one_sided, holm, mcnemar_exact, mean_interval,
+                                           mirror_q_values, sign_flip_p)
 
 __all__ = ["Change", "RegressionPolicy", "Side", "CaseChange", "TargetVerdict", "BreakageVerdict",
            "Comparison", "classify", "compare", "compare_all", "case_p_values"]
@@ -167,8 +168,21 @@ def _label_cases(per_comparison: list[dict[tuple[str, str], tuple[Side | None, S
             if base is not None and cur is not None:
                 drop, rise = case_p_values(base.passes, base.trials, cur.passes, cur.trials)
                 tests.append((index, key, drop, rise))
-    drop_q = benjamini_hochberg([t[2] for t in tests])
-    rise_q = benjamini_hochberg([t[3] for t in tests])
+    method = policy.case_labels
+    if method == "auto":
+        most = max((max(b.trials, c.trials) for pairs in per_comparison for b, c in pairs.values()
+                    if b is not None and c is not None), default=0)
+        method = "bh" if most <= BH_MAX_TRIALS else "mirror"
+    if method == "bh":
+        drop_q = benjamini_hochberg([t[2] for t in tests])
+        rise_q = benjamini_hochberg([t[3] for t in tests])
+    else:
+        # Each case's one-sided p in the direction it moved; rises are the mirror of drops.
+        moved = [(-1 if cur.pass_rate < base.pass_rate else 1 if cur.pass_rate > base.pass_rate else 0, drop, rise)
+                 for index, key, drop, rise in tests for base, cur in [per_comparison[index][key]]]
+        directional = [drop if sign < 0 else rise for sign, drop, rise in moved]
+        drop_q = mirror_q_values(directional, [sign for sign, _, _ in moved])
+        rise_q = mirror_q_values(directional, [-sign for sign, _, _ in moved])
     found = {(t[0], t[1]): (t[2], t[3], dq, rq) for t, dq, rq in zip(tests, drop_q, rise_q)}
     out = []
     for index, pairs in enumerate(per_comparison):

@@ -205,6 +205,31 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def mirror_q_values(p_values: Sequence[float], signs: Sequence[int]) -> list[float]:
+    """False-discovery q-values for the hypotheses with sign -1, using those with sign +1 as
+    their mirror (the knockoff+ / SeqStep estimate of Barber and Candes, 2015).
+
+    Each hypothesis has a one-sided p-value in the direction it moved (sign -1: a drop,
+    +1: a rise, 0: no move). When a null hypothesis is equally likely to move either way
+    at the same strength - true of a case whose two runs are exchangeable, however
+    correlated its trials - the number of rises with p <= t estimates the number of false
+    drops with p <= t. The q-value of a drop is the smallest estimated FDR, (1 + rises) /
+    drops, over thresholds t at or above its p. Labelling the drops with q <= level
+    controls the FDR at ``level`` in finite samples without trusting the p-values' own
+    calibration; the price is the +1: fewer than 1 / level clear drops are never labelled.
+    """
+    values, sign = np.asarray(p_values, dtype=float), np.asarray(signs)
+    if not (sign < 0).any():
+        return [1.0] * len(values)
+    levels = np.unique(values[sign != 0])
+    drops = np.searchsorted(np.sort(values[sign < 0]), levels, side="right")
+    rises = np.searchsorted(np.sort(values[sign > 0]), levels, side="right")
+    estimate = (1.0 + rises) / np.maximum(drops, 1)
+    best_from = np.minimum.accumulate(estimate[::-1])[::-1]  # min over thresholds at or above each level
+    q = best_from[np.minimum(np.searchsorted(levels, values), len(levels) - 1)]  # unmoved entries get 1 below
+    return [min(1.0, float(qi)) if si < 0 else 1.0 for qi, si in zip(q, sign)]
+
+
 def sign_test_p(successes: int, trials: int) -> float:
     """One-sided exact sign test: P(X >= successes) for X ~ Binomial(trials, 1/2)."""
     return _binomial_sf_half(successes, trials)

@@ -268,7 +268,7 @@ def encode_regressions(comparisons: Iterable[tuple[str, Partition, "Comparison"]
     empty = {"baseline_score": None, "current_score": None, "ci_low": None, "ci_high": None, "q_value": None,
              "significant": None, "large_enough": None, "verdict": None}
     policy_detail = {"alpha": policy.alpha, "min_effect": policy.min_effect, "effect_rule": policy.effect_rule,
-                     "case_fdr": policy.case_fdr, "case_alpha": policy.case_alpha}
+                     "case_fdr": policy.case_fdr, "case_labels": policy.case_labels, "case_alpha": policy.case_alpha}
     for comparison, baseline, result in comparisons:
         common = {"comparison": comparison, "baseline_skill_version": baseline.skill_version,
                   "baseline_eval_date": baseline.eval_date}
