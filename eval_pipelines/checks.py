@@ -155,7 +155,7 @@ def no_hidden_breakage(ctx: StageContext) -> CheckResult:
     return CheckResult(
         passed=not broken,
         description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed "
-                     f"(BH): {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
+                     f": {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
         metadata={"comparisons": details, "p_value": float(worst["adjusted_p"]),
                   "significant_drops": int(worst["significant_drops"]),
                   "significant_rises": int(worst["significant_rises"])},
@@ -175,13 +175,13 @@ CHECKS: tuple[Check, ...] = (
           "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
           "both comparisons and every target) and large enough (the suite's min_effect margin under its "
           "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
-          "'inconclusive'; names the cases labelled regressed (Benjamini-Hochberg q <= case_fdr).",
+          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr).",
           no_regression),
     Check("no_hidden_breakage", "regression_report",
           "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
           "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
           "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
-          "every target); names the cases labelled regressed at the suite's case_fdr (Benjamini-Hochberg).",
+          "every target); names the cases labelled regressed at the suite's case_fdr.",
           no_hidden_breakage),
 )
 

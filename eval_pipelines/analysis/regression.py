@@ -70,7 +70,7 @@ class CaseChange:
     baseline: Side | None
     current: Side | None
     p_value: float | None = None  # one-sided Fisher p in the direction of the change (drop when none)
-    q_value: float | None = None  # its Benjamini-Hochberg q-value over every case test of the check
+    q_value: float | None = None  # its false-discovery q-value over every case test of the check (policy.case_labels)
     drop_p: float | None = None  # one-sided Fisher p for a drop (the breakage count uses it)
 
     @property
@@ -161,7 +161,7 @@ def classify(base: Side | None, cur: Side | None, drop_q: float = 1.0, rise_q: f
 
 def _label_cases(per_comparison: list[dict[tuple[str, str], tuple[Side | None, Side | None]]],
                  policy: RegressionPolicy) -> list[list[CaseChange]]:
-    """Per comparison, every case with its p- and q-values (BH over the whole check)."""
+    """Per comparison, every case with its p- and q-values (FDR over the whole check)."""
     tests: list[tuple[int, tuple[str, str], float, float]] = []
     for index, pairs in enumerate(per_comparison):
         for key, (base, cur) in pairs.items():
@@ -240,7 +240,7 @@ def _verdict(target: str, paired: list[CaseChange], diffs: list[float], p: float
 def compare_all(current: Iterable[TrialResult], baselines: Sequence[Iterable[TrialResult]],
                 policy: RegressionPolicy = RegressionPolicy()) -> list[Comparison]:
     """The current run against each baseline, with joint error control over all of them:
-    Holm over every (baseline, target) suite-level test, BH over every case test, Holm
+    Holm over every (baseline, target) suite-level test, FDR over every case test, Holm
     over every breakage test. One ``Comparison`` per baseline, in order."""
     cur = _sides(current)
     per_comparison = []

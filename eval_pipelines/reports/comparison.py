@@ -92,7 +92,7 @@ def attach_baseline(con, cases: list[CaseResult], skill: str, version: str,  # n
 def significance(con, run: RunInfo, baseline: RunInfo | None) -> list[dict[str, Any]]:  # noqa: ANN001
     """The regression stage's per-target verdicts for this run against this baseline (none without one):
     the suite-level test (significant? large enough?), the breakage signal, and the cases labelled
-    regressed with their Benjamini-Hochberg q-values."""
+    regressed with their false-discovery q-values."""
     if baseline is None:
         return []
     keys = [run.skill_version, run.eval_date, baseline.skill_version, baseline.eval_date]
@@ -136,5 +136,5 @@ def verdict_notes(sig: dict[str, Any]) -> list[str]:
     if sig.get("labelled"):
         shown = ", ".join(f"{test_id} (q = {q:.2g})" for test_id, q in sig["labelled"][:20])
         more = f" and {len(sig['labelled']) - 20} more" if len(sig["labelled"]) > 20 else ""
-        notes.append(f"Cases labelled regressed (Benjamini-Hochberg): {shown}{more}.")
+        notes.append(f"Cases labelled regressed (false-discovery q-value <= case_fdr): {shown}{more}.")
     return notes

@@ -65,7 +65,7 @@ def regression_markdown(summary: dict) -> str:
         lines += [f"- breakage [{b['target']}]: {b['wording']}" for b in info.get("breakage", [])]
         for change, cases in info["flips"].items():
             if cases:
-                label = {"regressed": "regressed (BH q <= case_fdr)", "improved": "improved (BH q <= case_fdr)",
+                label = {"regressed": "regressed (q <= case_fdr)", "improved": "improved (q <= case_fdr)",
                          "changed": "changed (not significant)"}.get(change, change)
                 lines.append(f"- {label}: {', '.join(cases[:20])}" + (" ..." if len(cases) > 20 else ""))
         lines.append("")

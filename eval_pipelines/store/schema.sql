@@ -203,7 +203,7 @@ CREATE TABLE IF NOT EXISTS regressions (
     verdict                 VARCHAR
 );
 -- Added after the first release (stores made before get them here; older rows keep NULL):
--- q_value - a case row's Benjamini-Hochberg q-value (its label needs q <= case_fdr);
+-- q_value - a case row's false-discovery q-value (its label needs q <= case_fdr);
 -- significant / large_enough - a target row's statistical and practical significance;
 -- verdict - the target's or breakage row's verdict as a sentence with its numbers.
 ALTER TABLE regressions ADD COLUMN IF NOT EXISTS q_value DOUBLE;

@@ -79,6 +79,26 @@ def test_case_fdr_is_the_labelling_level() -> None:
     assert "regressed" not in changes(strict).values()  # q = 0.040 > 0.03
 
 
+def test_with_many_trials_the_labels_switch_to_the_mirror_estimate() -> None:
+    # 10 trials a side: correlated trials make Fisher's tiny p-values overconfident, so "auto"
+    # uses the rises as the estimate of false drops. 20 complete breaks and one complete rise.
+    spec = {f"t{i:03d}": (10, 10) if i < 20 else (0, 10) if i == 20 else (5, 10) for i in range(100)}
+    after = {f"t{i:03d}": (0, 10) if i < 20 else (10, 10) if i == 20 else (5, 10) for i in range(100)}
+    auto = compare(suite(after), suite(spec))
+    labelled = {c.test_id: c.q_value for c in auto.cases if c.change == "regressed"}
+    assert sorted(labelled) == [f"t{i:03d}" for i in range(20)]
+    assert list(labelled.values()) == pytest.approx([(1 + 1) / 20] * 20)
+    bh = compare(suite(after), suite(spec), RegressionPolicy(case_labels="bh"))
+    assert {c.test_id for c in bh.cases if c.change == "regressed"} == set(labelled)
+    # Nine breaks and one rise: BH labels them, the mirror cannot tell them from chance.
+    few = {f"t{i:03d}": (0, 10) if i < 9 else (10, 10) if i == 9 else (5, 10) for i in range(100)}
+    before = {f"t{i:03d}": (10, 10) if i < 9 else (0, 10) if i == 9 else (5, 10) for i in range(100)}
+    assert "regressed" not in changes(compare(suite(few), suite(before)))
+    assert "regressed" in changes(compare(suite(few), suite(before), RegressionPolicy(case_labels="bh"))).values()
+    with pytest.raises(ValueError, match="case_labels"):
+        RegressionPolicy(case_labels="guess")  # type: ignore[arg-type]
+
+
 def test_single_trial_flips_are_changes_never_labels() -> None:
     # One trial a side cannot show a case changed (Fisher p = 1/2): the flip is reported, not labelled.
     base = suite({"broke": (1, 1), "fixed": (0, 1), "kept": (1, 1), "still-failing": (0, 1)})

@@ -137,4 +137,4 @@ def test_reports_show_q_values_and_both_answers(tmp_path: Path) -> None:
     summary = regression_summary([("previous_version", VERSION, compare_all(current, [base])[0])])
     text = regression_markdown(summary)
     assert "| significant | large enough | verdict |" in text and "breakage [model-a]:" in text
-    assert "regressed (BH q <= case_fdr): t000 [model-a] q=0.04" in text
+    assert "regressed (q <= case_fdr): t000 [model-a] q=0.04" in text

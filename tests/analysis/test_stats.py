@@ -10,7 +10,8 @@ import pytest
 import numpy as np
 
 from eval_pipelines.analysis.stats import (benjamini_hochberg, binomial_cdf, bootstrap_ci, fisher_one_sided, holm,
-                                           mcnemar_exact, mean_interval, sign_flip_p, sign_test_p, t_quantile)
+                                           mcnemar_exact, mean_interval, mirror_q_values, sign_flip_p, sign_test_p,
+                                           t_quantile)
 
 
 # ---- binomial and McNemar ---------------------------------------------------------------
@@ -231,3 +232,20 @@ def test_sign_test_p() -> None:
     assert sign_test_p(20, 20) == pytest.approx(0.5**20)
     assert sign_test_p(0, 0) == 1.0 and sign_test_p(0, 5) == 1.0
     assert sign_test_p(8, 10) == pytest.approx((45 + 10 + 1) / 1024)
+
+
+def test_mirror_q_values_use_the_rises_as_the_estimate_of_false_drops() -> None:
+    # 12 drops and 1 rise at p = 0.004, one weak drop, one unmoved case.
+    p = [0.004] * 12 + [0.004, 0.5, 0.3]
+    signs = [-1] * 12 + [1, -1, 0]
+    q = mirror_q_values(p, signs)
+    assert q[:12] == pytest.approx([2 / 13] * 12)  # best threshold 0.5: (1 + 1 rise) / 13 drops
+    assert q[12] == 1.0 and q[14] == 1.0 and q[13] == pytest.approx(2 / 13)
+    # The +1: fewer than 1 / level drops are never below the level, however small their p.
+    assert mirror_q_values([1e-9] * 9, [-1] * 9) == pytest.approx([1 / 9] * 9)
+    assert mirror_q_values([1e-9] * 10, [-1] * 10) == pytest.approx([0.1] * 10)
+    assert mirror_q_values([0.2, 0.3], [1, 0]) == [1.0, 1.0]
+    # Symmetric noise: as many rises as drops at every level, nothing is labelled.
+    rng = np.random.default_rng(2)
+    values = list(rng.random(400))
+    assert min(mirror_q_values(values, [-1, 1] * 200)) > 0.5
