@@ -76,7 +76,12 @@ def extras_table(cells: Sequence[Cell]) -> str:
         ("cancel-out breakage, 200 x 5", dict(cases=200, trials=5, pattern="cancel")),
         ("cancel-out breakage, 200 x 5, rho 0", dict(cases=200, trials=5, pattern="cancel", rho=0.0)),
         ("cancel-out breakage, 200 x 5, rho 0.3", dict(cases=200, trials=5, pattern="cancel", rho=0.3)),
-        ("cancel-out breakage, 200 x 10", dict(cases=200, trials=10, pattern="cancel")),
+        ("cancel-out breakage, 200 x 10 (case_labels auto = mirror)", dict(cases=200, trials=10, pattern="cancel")),
+        ("cancel-out breakage, 200 x 10, case_labels bh", dict(cases=200, trials=10, pattern="cancel", labels="bh")),
+        ("cancel-out breakage, 200 x 5, case_labels mirror", dict(cases=200, trials=5, pattern="cancel",
+                                                                  labels="mirror")),
+        ("no change, 200 x 10, case_labels bh (auto uses mirror here)", dict(cases=200, trials=10, labels="bh")),
+        ("no change, 1000 x 10, case_labels bh", dict(cases=1000, trials=10, labels="bh")),
         ("-10 pts concentrated (cases with p >= 0.5 break), 200 x 5", dict(cases=200, trials=5, drop=0.10,
                                                                            pattern="concentrated")),
         ("-5 pts, 1000 x 5, effect_rule plausible (default)", dict(cases=1000, trials=5, drop=0.05)),
@@ -182,7 +187,7 @@ intra-run trial correlation rho = {RHO:g} unless stated. Intervals are Wilson 95
 
 ### Other scenarios
 
-"Broken cases labelled" is the share of truly broken cases labelled regressed (BH q <= 10%);
+"Broken cases labelled" is the share of truly broken cases labelled regressed (q <= 10%);
 the false-discovery proportion is false labels / labels, averaged over runs (0 for a run
 without labels) - the realised FDR.
 
