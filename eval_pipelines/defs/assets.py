@@ -113,6 +113,7 @@ def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str]) ->
     if not context.selected_asset_check_keys:
         return
     verdict = ("regressed" if "no_significant_regression" in failed_checks
+               else "broken_cases" if "no_hidden_breakage" in failed_checks
                else "gate_failed" if failed_checks else "passed")
     context.instance.add_run_tags(context.run.run_id, {"eval/verdict": verdict,
                                                        "eval/failed_checks": ",".join(failed_checks) or "none"})
