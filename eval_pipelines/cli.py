@@ -1,6 +1,7 @@
 """``eval-pipelines``: validate suites, run one without Dagster, or run the demo through Dagster.
 
-Exit codes: 0 success; 1 a suite failed its gates or a run failed; 2 invalid input.
+Exit codes: see :class:`eval_pipelines.exit_codes.ExitCode` (0 success, 1 gate failed,
+2 invalid input, 3 regression, 4 every case an error).
 Every expected problem is printed as ``file[:line]: field.path: message``; a
 traceback is a bug.
 """
@@ -17,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
+from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = ExitCode.OK, ExitCode.GATE_FAILED, ExitCode.INVALID_INPUT
 
 
 def _paths(root: Path, db: str | None):
@@ -177,16 +179,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     paths = _paths(root, args.db)
+    from eval_pipelines.cli_run_path import CheckOutcome, finish_run, load_run_source
+
     try:  # everything is validated before any model is paid for
-        loaded = paths.load(Path(args.skill))
-        if args.target:
-            unknown = [t for t in args.target if t not in loaded.targets]
-            if unknown:
-                raise SpecErrors.single(args.skill, f"unknown target(s) {unknown}", path=("--target",),
-                                        expected="one of " + ", ".join(sorted(loaded.targets)))
-            loaded.suite.execution.targets = list(args.target)
-            for case in loaded.suite.tests:
-                case.targets = None
+        loaded = load_run_source(Path(args.skill), paths, Path.cwd(), args.target)
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
@@ -202,14 +198,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                        report_root=root / "reports", env=lambda names: {n: os.environ.get(n) for n in names},
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
     ctx.memo["loaded"] = loaded
-    failed: list[str] = []
+    outcomes: list[CheckOutcome] = []
     with _progress(loaded.suite, ctx.options):
         for stage, result in run_stages(ctx):
             stop = False
             for check in checks_for(stage.name):
                 outcome = check.evaluate(ctx)
+                outcomes.append(CheckOutcome(check.name, outcome.passed, outcome.description))
                 if not outcome.passed:
-                    failed.append(check.name)
                     label = "gate failed" if check.stage == "metrics" else f"check {check.name} failed"
                     print(f"{label}: {outcome.description}")
                     stop = stop or check.blocking
@@ -220,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     reports = ctx.report_root / partition.eval_date
     if reports.is_dir():
         print(f"Reports: {reports}")
-    return EXIT_FAILED if failed else EXIT_OK
+    return finish_run(paths.db_path, partition, outcomes, args.junit, args.summary)
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
@@ -340,11 +336,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("run", parents=[common], help="run one skill package without Dagster (same engine and tables)")
-    p.add_argument("skill", help="skill folder or .zip")
+    p.add_argument("skill", metavar="PATH", help="skill folder, .zip, or a suite file of any supported format")
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per case and target)")
+    p.add_argument("--summary", metavar="PATH", help="append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")

@@ -86,8 +86,17 @@ def load_skill(
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
                 targets[config.name] = config
+    bind_targets(suite, suite_file, targets, own=[n for n in targets if n not in (project_targets or {})])
+    return LoadedSkill(package, suite, targets, warnings)
+
+
+def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig], own: list[str]) -> None:
+    """Pick the suite's targets and judge among ``targets``; refuse names that are not defined.
+
+    With no ``execution.targets`` the suite runs against the targets its own
+    targets.yaml defines (``own``), else the one named ``default``.
+    """
     if not suite.execution.targets:
-        own = [n for n in targets if n not in (project_targets or {})]
         suite.execution.targets = own or (["default"] if "default" in targets else [])
     if suite.judge is None:
         suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
@@ -103,4 +112,3 @@ def load_skill(
             expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
             else "a targets.yaml defining at least one target",
         )
-    return LoadedSkill(package, suite, targets, warnings)
