@@ -374,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     from eval_pipelines.reports.cli_report import add_report_parser
 
     add_report_parser(sub, common)
+    from eval_pipelines.cli_export import add_export_parser
+
+    add_export_parser(sub, common)
     return parser
 
 
