@@ -21,6 +21,9 @@ class CheckResult:
     passed: bool
     description: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Nothing to check (no thresholds declared, no baseline yet): neither a pass
+    # nor a failure. Dagster shows the check as skipped, the CLI says "skipped".
+    skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
     thresholds = ctx.suite().suite.thresholds
     overall = tables.decode_metrics(ctx.rows("metrics"))
     if not thresholds:
-        return CheckResult(True, "no thresholds declared", {"thresholds": "none declared"})
+        return CheckResult(True, "skipped: no thresholds declared", {"thresholds": "none declared"}, skipped=True)
     misses = failed_thresholds(thresholds, overall)
     return CheckResult(
         passed=not misses,
@@ -80,7 +83,7 @@ def outputs_complete(ctx: StageContext) -> CheckResult:
 def blocking_gates(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     if not suite.blocking:
-        return CheckResult(True, "the suite's gates are not blocking", {"blocking": False})
+        return CheckResult(True, "skipped: the suite's gates are not blocking", {"blocking": False}, skipped=True)
     misses = failed_thresholds(suite.thresholds, tables.decode_metrics(ctx.rows("metrics")))
     return CheckResult(not misses, _misses_text(misses) or "all thresholds met", {"blocking": True})
 
@@ -89,7 +92,7 @@ def no_regression(ctx: StageContext) -> CheckResult:
     rows = ctx.rows("regressions")
     targets = rows[rows["level"] == "target"] if not rows.empty else rows
     if targets.empty:
-        return CheckResult(True, "no baseline to compare with yet")
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
     details = []
     for r in targets.to_dict("records"):
         detail = json.loads(r["detail"])

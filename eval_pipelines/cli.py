@@ -157,7 +157,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for evaluation in result.get_asset_check_evaluations():
             if not evaluation.passed:
                 print(f"  check {evaluation.check_name} failed: {evaluation.description or ''}".rstrip())
-        if not result.success:
+        # A run whose evaluation failed a check fails on purpose (red in the Runs list);
+        # only a run that failed for another reason is a failure of the demo.
+        verdict = instance.get_run_by_id(result.run_id).tags.get("eval/verdict")
+        if not result.success and verdict in ("gate_failed", "regressed"):
+            print(f"  evaluation verdict: {verdict.replace('_', ' ')} (the run is marked failed)")
+        elif not result.success:
             failed.append(key)
             for event in result.all_events:
                 if event.is_step_failure and event.step_failure_data:
@@ -204,7 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             stop = False
             for check in checks_for(stage.name):
                 outcome = check.evaluate(ctx)
-                outcomes.append(CheckOutcome(check.name, outcome.passed, outcome.description))
+                outcomes.append(CheckOutcome(check.name, outcome.passed, outcome.description, outcome.skipped))
                 if not outcome.passed:
                     label = "gate failed" if check.stage == "metrics" else f"check {check.name} failed"
                     print(f"{label}: {outcome.description}")
@@ -377,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     from eval_pipelines.cli_export import add_export_parser
 
     add_export_parser(sub, common)
+    from eval_pipelines.cli_demo_model import add_demo_model_parser
+
+    add_demo_model_parser(sub, common)
     return parser
 
 

@@ -74,6 +74,7 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     selected = {key.to_user_string() for key in context.selected_asset_keys}
     selected_checks = {key.name for key in context.selected_asset_check_keys}
     failed_checks: list[str] = []
+    failures: list[str] = []
     try:
         for stage, result in run_stages(ctx, selected):
             meta = as_metadata(result.metadata)
@@ -87,11 +88,16 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                 if check.name not in selected_checks:
                     continue
                 outcome = check.evaluate(ctx)
+                if outcome.skipped:
+                    # Not yielded: Dagster then shows the check as skipped (grey), not passed (green).
+                    context.log.info(f"check {check.name} {outcome.description}")
+                    continue
                 yield dg.AssetCheckResult(asset_key=stage.name, check_name=check.name, passed=outcome.passed,
                                           severity=dg.AssetCheckSeverity.ERROR, description=outcome.description,
                                           metadata=as_metadata(outcome.metadata))
                 if not outcome.passed:
                     failed_checks.append(check.name)
+                    failures.append(f"{check.name}: {outcome.description}")
                     stop = stop or check.blocking
             if stop:  # a blocking check failed: the stages after it do not run, the run fails
                 break
@@ -106,14 +112,24 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
         raise dg.Failure(description=f"{ctx.current_stage}: {exc}", metadata={"stage": ctx.current_stage},
                          allow_retries=False) from None
     _tag_verdict(context, failed_checks)
+    if failures:
+        # The stages that ran stored their rows; the evaluation itself failed a check.
+        # The run fails so the Runs list shows it red, as CI shows a failing test suite red.
+        raise dg.Failure(description="evaluation failed: " + "; ".join(failures),
+                         metadata={"verdict": _verdict(failed_checks), "failed_checks": ", ".join(failed_checks)},
+                         allow_retries=False)
+
+
+def _verdict(failed_checks: list[str]) -> str:
+    return ("regressed" if failed_checks == ["no_significant_regression"]
+            else "gate_failed" if failed_checks else "passed")
 
 
 def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str]) -> None:
-    """``eval/verdict`` on the run, so the Runs list tells passing evaluations from failing ones."""
+    """``eval/verdict`` on the run, so the Runs list can be filtered by the evaluation's outcome."""
     if not context.selected_asset_check_keys:
         return
-    verdict = ("regressed" if "no_significant_regression" in failed_checks
-               else "gate_failed" if failed_checks else "passed")
+    verdict = _verdict(failed_checks)
     context.instance.add_run_tags(context.run.run_id, {"eval/verdict": verdict,
                                                        "eval/failed_checks": ",".join(failed_checks) or "none"})
 

@@ -30,6 +30,7 @@ class CheckOutcome:
     name: str
     passed: bool
     description: str
+    skipped: bool = False  # nothing to check (no thresholds, no baseline): neither pass nor fail
 
 
 def _cell(text: object) -> str:
@@ -63,7 +64,8 @@ def summary_markdown(db_path: str, partition: Partition, checks: list[CheckOutco
         lines.append(f"| {_cell(target)} | {cases} | {trials} | {passed} | {failed} | {errors} | {other} | {shown} |")
     if checks:
         lines += ["", "**Checks**", ""]
-        lines += [f"- {'✅' if c.passed else '❌'} `{c.name}`: {_cell(c.description)}" for c in checks]
+        lines += [f"- {'⏭️' if c.skipped else '✅' if c.passed else '❌'} `{c.name}`: {_cell(c.description)}"
+                  for c in checks]
     if failing:
         lines += ["", f"**Failing cases ({len(failing)})**", ""]
         lines += [f"- `{_cell(t)}` [{_cell(g)}] trial {k}: {s} {v}: {_cell(r)[:300]}".replace("  ", " ")
