@@ -116,14 +116,15 @@ CHECKS: tuple[Check, ...] = (
     Check("every_case_has_an_output", "model_outputs",
           "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
     Check("suite_thresholds_met", "metrics",
-          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met.", thresholds_met),
+          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
+          "declares none.", thresholds_met),
     Check("blocking_gates", "metrics",
           "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
-          "report (seed 003 blocking gates).", blocking_gates, blocking=True),
+          "report. Skipped for suites that are not blocking.", blocking_gates, blocking=True),
     Check("no_significant_regression", "regression_report",
           "No significant drop against the previous version or the previous night: fails when the drop is "
-          "significant (Holm-adjusted) and at least the minimum effect, and names the cases that drove it.",
-          no_regression),
+          "significant (Holm-adjusted) and at least the minimum effect, and names the cases that drove it. "
+          "Skipped while there is no baseline.", no_regression),
 )
 
 
