@@ -151,8 +151,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             instance=instance,
             raise_on_error=False,
             tags={"eval/trigger": "demo", "eval/skill_version": key},
-            # Step-by-step DEBUG lines stay in the run's event log (the UI shows them).
-            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            # Step-by-step lines and failures stay in the run's event log (the UI shows them); a
+            # failure is printed below in one line, without the console logger's stack trace.
+            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )
         for evaluation in result.get_asset_check_evaluations():
             if not evaluation.passed:

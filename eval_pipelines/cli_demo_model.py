@@ -137,7 +137,7 @@ def _execute(dg, root: Path, db_path: str) -> tuple[bool, str | None]:  # noqa: 
         instance=instance, raise_on_error=False,
         tags={"eval/trigger": "demo-model", "eval/skill_version": SKILL_VERSION},
         run_config={"ops": {"evaluate_partition": {"config": {"use_cache": False}}},
-                    "loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+                    "loggers": {"console": {"config": {"log_level": "CRITICAL"}}}})
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data:
             print(f"  {event.step_key}: {event.step_failure_data.error.message.strip()}")
