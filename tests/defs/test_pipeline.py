@@ -274,8 +274,9 @@ def test_openai_target_outputs_come_from_the_server(tmp_path: Path, instance: dg
 
     result = execute(tmp_path, db, instance, BOT)
     assert result.success, failure_messages(result)
+    # The fixture suite declares no thresholds: suite_thresholds_met is skipped, not passed.
     assert {k: v for k, v in checks(result).items() if k in ("every_case_has_an_output", "suite_thresholds_met")} == {
-        "every_case_has_an_output": True, "suite_thresholds_met": True}
+        "every_case_has_an_output": True}
 
     # One request per case, through the real client, with the skill's prompt and the key from the env.
     assert fake_openai.request_count == 4
