@@ -93,7 +93,7 @@ def test_bare_suite_file_runs_and_writes_junit_and_summary(capsys: pytest.Captur
     assert "| local | 3 | 3 | 2 | 1 | 0 | 0 | 66.7% |" in text
     assert "`spain` [local] trial 0: graded fail" in text
     assert "❌ `suite_thresholds_met`: required_pass_rate = 0.667 < 0.900" in text
-    assert "⏭️ `blocking_gates`: skipped: the suite's gates are not blocking" in text
+    assert "⏭️ `no_significant_regression`: skipped: no baseline to compare with yet" in text
 
 
 def test_every_case_an_error_is_its_own_exit_code_and_junit_errors(capsys: pytest.CaptureFixture[str],
