@@ -94,9 +94,11 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                     context.log.info(f"check {check.name} {outcome.description}")
                     skipped.append((stage.name, check.name, outcome))
                     continue
+                # The run's event log shows a check's metadata but not its description: the
+                # result line goes first in the metadata so the numbers are visible there too.
                 yield dg.AssetCheckResult(asset_key=stage.name, check_name=check.name, passed=outcome.passed,
                                           severity=dg.AssetCheckSeverity.ERROR, description=outcome.description,
-                                          metadata=as_metadata(outcome.metadata))
+                                          metadata=as_metadata({"result": outcome.description, **outcome.metadata}))
                 if not outcome.passed:
                     failed_checks.append(check.name)
                     failures.append(f"{check.name}: {outcome.description}")
@@ -120,7 +122,8 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
         for asset, name, outcome in skipped:
             yield dg.AssetCheckResult(asset_key=asset, check_name=name, passed=False,
                                       severity=dg.AssetCheckSeverity.WARN, description=outcome.description,
-                                      metadata=as_metadata({**outcome.metadata, "skipped": True}))
+                                      metadata=as_metadata({"result": outcome.description, **outcome.metadata,
+                                                            "skipped": True}))
         # The stages that ran stored their rows; the evaluation itself failed a check.
         # The run fails so the Runs list shows it red, as CI shows a failing test suite red.
         raise dg.Failure(description="evaluation failed: " + "; ".join(failures),

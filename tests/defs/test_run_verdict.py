@@ -74,6 +74,8 @@ def test_a_failed_gate_fails_the_run_with_the_numbers(project: Path) -> None:
         assert not checks["suite_thresholds_met"].passed
         assert checks["suite_thresholds_met"].description == "required_pass_rate = 0.667 < 0.900"
         assert checks["suite_thresholds_met"].severity == dg.AssetCheckSeverity.ERROR
+        # The event log shows metadata, not descriptions: the numbers are in the first entry too.
+        assert checks["suite_thresholds_met"].metadata["result"].value == "required_pass_rate = 0.667 < 0.900"
         # No baseline: in a failed run this says "skipped" as a warning instead of being left
         # for Dagster to show as "execution failed".
         regression = checks["no_significant_regression"]
