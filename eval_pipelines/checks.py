@@ -21,6 +21,9 @@ class CheckResult:
     passed: bool
     description: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Nothing to check (no thresholds declared, no baseline yet): neither a pass
+    # nor a failure. Dagster shows the check as skipped, the CLI says "skipped".
+    skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
     thresholds = ctx.suite().suite.thresholds
     overall = tables.decode_metrics(ctx.rows("metrics"))
     if not thresholds:
-        return CheckResult(True, "no thresholds declared", {"thresholds": "none declared"})
+        return CheckResult(True, "skipped: no thresholds declared", {"thresholds": "none declared"}, skipped=True)
     misses = failed_thresholds(thresholds, overall)
     return CheckResult(
         passed=not misses,
@@ -81,7 +84,9 @@ def outputs_complete(ctx: StageContext) -> CheckResult:
 def blocking_gates(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     if not suite.blocking:
-        return CheckResult(True, "the suite's gates are not blocking", {"blocking": False})
+        # Passed, not skipped: "no blocking gate was missed" holds for a suite with none, and a
+        # check skipped in a failed run would show as failed in the UI's summary of the check.
+        return CheckResult(True, "not blocking: a missed threshold does not stop the run", {"blocking": False})
     overall = tables.decode_metrics(ctx.rows("metrics"))
     misses = failed_thresholds(suite.thresholds, overall)
     return CheckResult(not misses, _misses_text(misses, overall) or "all thresholds met", {"blocking": True})
@@ -108,7 +113,7 @@ def _named(cases: list[str], q_values: dict[str, float]) -> str:
 def no_regression(ctx: StageContext) -> CheckResult:
     targets = _levels(ctx, "target")
     if targets.empty:
-        return CheckResult(True, "no baseline to compare with yet")
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
     q_values = _case_q_values(ctx)
     details = []
     for r in targets.to_dict("records"):
@@ -137,7 +142,7 @@ def no_regression(ctx: StageContext) -> CheckResult:
 def no_hidden_breakage(ctx: StageContext) -> CheckResult:
     rows = _levels(ctx, "breakage")
     if rows.empty:
-        return CheckResult(True, "no baseline to compare with yet")
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
     q_values = _case_q_values(ctx)
     details = []
     for r in rows.to_dict("records"):
@@ -166,23 +171,24 @@ CHECKS: tuple[Check, ...] = (
     Check("every_case_has_an_output", "model_outputs",
           "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
     Check("suite_thresholds_met", "metrics",
-          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met.", thresholds_met),
+          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
+          "declares none.", thresholds_met),
     Check("blocking_gates", "metrics",
           "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
-          "report (seed 003 blocking gates).", blocking_gates, blocking=True),
+          "report. Passes for suites that are not blocking.", blocking_gates, blocking=True),
     Check("no_significant_regression", "regression_report",
           "No regression of the suite pass rate against the previous version or the previous night: fails when "
           "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
           "both comparisons and every target) and large enough (the suite's min_effect margin under its "
           "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
-          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr).",
-          no_regression),
+          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr). "
+          "Skipped while there is no baseline.", no_regression),
     Check("no_hidden_breakage", "regression_report",
           "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
           "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
           "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
-          "every target); names the cases labelled regressed at the suite's case_fdr.",
-          no_hidden_breakage),
+          "every target); names the cases labelled regressed at the suite's case_fdr. Skipped while there is "
+          "no baseline.", no_hidden_breakage),
 )
 
 
