@@ -126,6 +126,6 @@ def test_demo_end_to_end(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
         assert failed == {"export-screening@1.0.0": "gate_failed", "support-triage@2.0.0": "gate_failed"}
         assert {r.status for r in runs if r.tags["eval/skill_version"] not in failed} == {
             dg.DagsterRunStatus.SUCCESS}
-        assert "evaluation verdict: gate failed (the run is marked failed)" in proc.stdout
+        assert "evaluation verdict: gate failed (the run is marked failed)" in demo.stdout
         assert "Stack Trace" not in output
         assert {r.tags["eval/trigger"] for r in runs} == {"demo"}
