@@ -121,13 +121,17 @@ tests:
       - {type: python, value: "len(output) >= context['config']['n']", config: {n: 1}}
       - {type: llm-rubric, value: polite, rubricPrompt: 'Is {{ output }} {{ rubric }}?'}
       - {type: contains, value: x, threshold: 0.9}
+      - {type: latency, threshold: 500, value: 100}
 """)
-    rouge, script, judged, contains = suite.tests[0].assertions
+    rouge, script, judged, contains, latency = suite.tests[0].assertions
     assert (rouge.type, rouge.config["threshold"], rouge.weight, rouge.name) == ("rouge_n", 0.3, 2, "overlap")
     assert script.config["config"] == {"n": 1}
     assert judged.config["prompt"] == "Is {output} {criteria}?"  # promptfoo's variables, in our judge's names
     assert "threshold" not in contains.config
     assert [w for w in warnings if "assert.3.threshold: accepted but not used" in w]
+    assert latency.config == {"max_ms": 500}
+    assert [w for w in warnings if "assert.4.value: accepted but not used" in w]
+    assert len(warnings) == 2
 
 
 def test_assert_set_groups_assertions(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ template; ``transform`` (and the test's ``options.transform``) -> a
 ``transformed`` wrapper; ``$ref`` to ``#/assertionTemplates/...``; values
 rendered with the test's variables and ``file://`` values read. A per-assertion
 ``provider`` and unknown types are refused with one line; a ``threshold`` on a
-pass/fail type is stored as an "accepted but not used" warning; nothing is dropped.
+pass/fail type, or a ``value`` on a type that reads none, is stored as an
+"accepted but not used" warning; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from eval_pipelines.spec.source import Document, read_text
 
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
+# Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
+VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call"}
 
 
 def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
@@ -169,6 +172,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
+    if "value" in raw and base in VALUE_NOT_READ:
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
+                            f"({kind} reads no value)")
     if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
         return None
