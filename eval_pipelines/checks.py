@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
 from eval_pipelines.stages import Markdown, StageContext
 from eval_pipelines.store import tables
 
@@ -21,6 +21,9 @@ class CheckResult:
     passed: bool
     description: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Nothing to check (no thresholds declared, no baseline yet): neither a pass
+    # nor a failure. Dagster shows the check as skipped, the CLI says "skipped".
+    skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,24 +40,25 @@ def _thresholds_table(thresholds: dict[str, float], overall: dict[str, float], m
     for name, minimum in sorted(thresholds.items()):
         metric = metric_for_threshold(name)
         value = overall.get(metric)
-        shown = "missing" if value is None else f"{value:.3f}"
+        shown = missing_reason(name, overall) if value is None else f"{value:.3f}"
         table.append(f"| {name} | {metric} | {shown} | {minimum:.3f} | {'FAIL' if name in misses else 'PASS'} |")
     return "\n".join(table)
 
 
-def _misses_text(misses: list[tuple[str, float | None, float]]) -> str:
-    return "; ".join(f"{n} = {'missing' if v is None else f'{v:.3f}'} < {m:.3f}" for n, v, m in misses)
+def _misses_text(misses: list[tuple[str, float | None, float]], overall: dict[str, float]) -> str:
+    return "; ".join(f"{n} {missing_reason(n, overall)}" if v is None else f"{n} = {v:.3f} < {m:.3f}"
+                     for n, v, m in misses)
 
 
 def thresholds_met(ctx: StageContext) -> CheckResult:
     thresholds = ctx.suite().suite.thresholds
     overall = tables.decode_metrics(ctx.rows("metrics"))
     if not thresholds:
-        return CheckResult(True, "no thresholds declared", {"thresholds": "none declared"})
+        return CheckResult(True, "skipped: no thresholds declared", {"thresholds": "none declared"}, skipped=True)
     misses = failed_thresholds(thresholds, overall)
     return CheckResult(
         passed=not misses,
-        description=_misses_text(misses) if misses else "all thresholds met",
+        description=_misses_text(misses, overall) if misses else "all thresholds met",
         metadata={"thresholds": Markdown(_thresholds_table(thresholds, overall, {n for n, _, _ in misses}))},
     )
 
@@ -80,32 +84,86 @@ def outputs_complete(ctx: StageContext) -> CheckResult:
 def blocking_gates(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     if not suite.blocking:
-        return CheckResult(True, "the suite's gates are not blocking", {"blocking": False})
-    misses = failed_thresholds(suite.thresholds, tables.decode_metrics(ctx.rows("metrics")))
-    return CheckResult(not misses, _misses_text(misses) or "all thresholds met", {"blocking": True})
+        # Passed, not skipped: "no blocking gate was missed" holds for a suite with none, and a
+        # check skipped in a failed run would show as failed in the UI's summary of the check.
+        return CheckResult(True, "not blocking: a missed threshold does not stop the run", {"blocking": False})
+    overall = tables.decode_metrics(ctx.rows("metrics"))
+    misses = failed_thresholds(suite.thresholds, overall)
+    return CheckResult(not misses, _misses_text(misses, overall) or "all thresholds met", {"blocking": True})
+
+
+def _levels(ctx: StageContext, level: str):  # noqa: ANN202 - a pandas frame
+    rows = ctx.rows("regressions")
+    return rows[rows["level"] == level] if not rows.empty else rows
+
+
+def _case_q_values(ctx: StageContext) -> dict[tuple[str, str, str], float]:
+    """(comparison, target, test_id) -> q-value of the cases labelled regressed."""
+    cases = _levels(ctx, "case")
+    if cases.empty:
+        return {}
+    cases = cases[cases["change"] == "regressed"]
+    return {(r["comparison"], r["target"], r["test_id"]): r["q_value"] for r in cases.to_dict("records")}
+
+
+def _named(cases: list[str], q_values: dict[str, float]) -> str:
+    return ", ".join(f"{c} (q={q_values[c]:.2g})" if c in q_values else c for c in cases[:10]) or "none"
 
 
 def no_regression(ctx: StageContext) -> CheckResult:
-    rows = ctx.rows("regressions")
-    targets = rows[rows["level"] == "target"] if not rows.empty else rows
+    targets = _levels(ctx, "target")
     if targets.empty:
-        return CheckResult(True, "no baseline to compare with yet")
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
+    q_values = _case_q_values(ctx)
     details = []
     for r in targets.to_dict("records"):
         detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
         details.append({
             "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
             "target": r["target"], "estimate": round(r["pass_rate_delta"], 4),
             "interval": [round(r["ci_low"], 4), round(r["ci_high"], 4)], "p_value": r["p_value"],
-            "adjusted_p": r["adjusted_p"], "verdict": r["change"], "cases": detail["drivers"],
+            "adjusted_p": r["adjusted_p"], "significant": bool(r["significant"]),
+            "large_enough": bool(r["large_enough"]), "verdict": r["change"], "wording": r["verdict"],
+            "margin": detail.get("min_effect"), "effect_rule": detail.get("effect_rule"),
+            "cases": detail["drivers"], "labelled": labelled,
         })
-    worst = min(details, key=lambda d: d["estimate"])
+    regressed = [d for d in details if d["verdict"] == "regressed"]
+    worst = min(regressed or details, key=lambda d: d["estimate"])
     return CheckResult(
-        passed=not (targets["change"] == "regressed").any(),
-        description=(f"{worst['comparison']} {worst['target']}: pass rate {worst['estimate']:+.1%} "
-                     f"[{worst['interval'][0]:+.1%}, {worst['interval'][1]:+.1%}], p={worst['adjusted_p']:.3g}; "
-                     f"cases: {', '.join(worst['cases'][:10]) or 'none'}"),
-        metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"])},
+        passed=not regressed,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; "
+                     f"cases: {_named(worst['cases'], worst['labelled'])}"),
+        metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"]),
+                  "significant": worst["significant"], "large_enough": worst["large_enough"]},
+    )
+
+
+def no_hidden_breakage(ctx: StageContext) -> CheckResult:
+    rows = _levels(ctx, "breakage")
+    if rows.empty:
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
+    q_values = _case_q_values(ctx)
+    details = []
+    for r in rows.to_dict("records"):
+        detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
+        details.append({
+            "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
+            "target": r["target"], "significant_drops": detail["significant_drops"],
+            "significant_rises": detail["significant_rises"], "p_value": r["p_value"],
+            "adjusted_p": r["adjusted_p"], "broken": r["change"] == "broken", "wording": r["verdict"],
+            "labelled": labelled, "dropped": detail["dropped"],
+        })
+    broken = [d for d in details if d["broken"]]
+    worst = min(broken or details, key=lambda d: d["adjusted_p"])
+    return CheckResult(
+        passed=not broken,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed "
+                     f": {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
+        metadata={"comparisons": details, "p_value": float(worst["adjusted_p"]),
+                  "significant_drops": int(worst["significant_drops"]),
+                  "significant_rises": int(worst["significant_rises"])},
     )
 
 
@@ -113,14 +171,24 @@ CHECKS: tuple[Check, ...] = (
     Check("every_case_has_an_output", "model_outputs",
           "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
     Check("suite_thresholds_met", "metrics",
-          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met.", thresholds_met),
+          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
+          "declares none.", thresholds_met),
     Check("blocking_gates", "metrics",
           "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
-          "report (seed 003 blocking gates).", blocking_gates, blocking=True),
+          "report. Passes for suites that are not blocking.", blocking_gates, blocking=True),
     Check("no_significant_regression", "regression_report",
-          "No significant drop against the previous version or the previous night: fails when the drop is "
-          "significant (Holm-adjusted) and at least the minimum effect, and names the cases that drove it.",
-          no_regression),
+          "No regression of the suite pass rate against the previous version or the previous night: fails when "
+          "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
+          "both comparisons and every target) and large enough (the suite's min_effect margin under its "
+          "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
+          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr). "
+          "Skipped while there is no baseline.", no_regression),
+    Check("no_hidden_breakage", "regression_report",
+          "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
+          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
+          "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
+          "every target); names the cases labelled regressed at the suite's case_fdr. Skipped while there is "
+          "no baseline.", no_hidden_breakage),
 )
 
 

@@ -1,6 +1,7 @@
 """``eval-pipelines``: validate suites, run one without Dagster, or run the demo through Dagster.
 
-Exit codes: 0 success; 1 a suite failed its gates or a run failed; 2 invalid input.
+Exit codes: see :class:`eval_pipelines.exit_codes.ExitCode` (0 success, 1 gate failed,
+2 invalid input, 3 regression, 4 every case an error).
 Every expected problem is printed as ``file[:line]: field.path: message``; a
 traceback is a bug.
 """
@@ -17,11 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
+from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
-# `run`: every case ended as an error row (nothing was evaluated); any command: the DuckDB file stayed busy.
-EXIT_ALL_ERRORS, EXIT_BUSY = 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = ExitCode.OK, ExitCode.GATE_FAILED, ExitCode.INVALID_INPUT
+EXIT_BUSY = ExitCode.DATABASE_BUSY
 
 
 def _paths(root: Path, db: str | None):
@@ -151,13 +152,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
             instance=instance,
             raise_on_error=False,
             tags={"eval/trigger": "demo", "eval/skill_version": key},
-            # Step-by-step DEBUG lines stay in the run's event log (the UI shows them).
-            run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            # Step-by-step lines and failures stay in the run's event log (the UI shows them); a
+            # failure is printed below in one line, without the console logger's stack trace.
+            run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
         )
         for evaluation in result.get_asset_check_evaluations():
-            if not evaluation.passed:
+            if (evaluation.description or "").startswith("skipped:"):  # nothing to check (a warning)
+                print(f"  check {evaluation.check_name} {evaluation.description}")
+            elif not evaluation.passed:
                 print(f"  check {evaluation.check_name} failed: {evaluation.description or ''}".rstrip())
-        if not result.success:
+        # A run whose evaluation failed a check fails on purpose (red in the Runs list);
+        # only a run that failed for another reason is a failure of the demo.
+        verdict = instance.get_run_by_id(result.run_id).tags.get("eval/verdict")
+        if not result.success and verdict in ("gate_failed", "regressed"):
+            print(f"  evaluation verdict: {verdict.replace('_', ' ')} (the run is marked failed)")
+        elif not result.success:
             failed.append(key)
             for event in result.all_events:
                 if event.is_step_failure and event.step_failure_data:
@@ -179,16 +188,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     paths = _paths(root, args.db)
+    from eval_pipelines.cli_run_path import CheckOutcome, finish_run, load_run_source
+
     try:  # everything is validated before any model is paid for
-        loaded = paths.load(Path(args.skill))
-        if args.target:
-            unknown = [t for t in args.target if t not in loaded.targets]
-            if unknown:
-                raise SpecErrors.single(args.skill, f"unknown target(s) {unknown}", path=("--target",),
-                                        expected="one of " + ", ".join(sorted(loaded.targets)))
-            loaded.suite.execution.targets = list(args.target)
-            for case in loaded.suite.tests:
-                case.targets = None
+        loaded = load_run_source(Path(args.skill), paths, Path.cwd(), args.target)
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
@@ -204,7 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                        report_root=root / "reports", env=lambda names: {n: os.environ.get(n) for n in names},
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
     ctx.memo["loaded"] = loaded
-    failed: list[str] = []
+    outcomes: list[CheckOutcome] = []
     written: list[str] = []
     with _progress(loaded.suite, ctx.options):
         for stage, result in run_stages(ctx):
@@ -212,8 +215,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             stop = False
             for check in checks_for(stage.name):
                 outcome = check.evaluate(ctx)
+                outcomes.append(CheckOutcome(check.name, outcome.passed, outcome.description, outcome.skipped))
                 if not outcome.passed:
-                    failed.append(check.name)
                     label = "gate failed" if check.stage == "metrics" else f"check {check.name} failed"
                     print(f"{label}: {outcome.description}")
                     stop = stop or check.blocking
@@ -223,24 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_summary(paths.db_path, [partition.skill_version], partition.eval_date)
     if written:  # where they went: reports/<date>, or the suite's reporting.output_dir
         print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
-    if failed:
-        return EXIT_FAILED
-    errors, trials = _error_rows(paths.db_path, partition)
-    if trials and errors == trials:
-        print(f"every case ended as an error row ({errors} of {trials}): nothing was evaluated "
-              f"(exit {EXIT_ALL_ERRORS})")
-        return EXIT_ALL_ERRORS
-    return EXIT_OK
-
-
-def _error_rows(db_path: str, partition) -> tuple[int, int]:  # noqa: ANN001
-    from eval_pipelines.store.connection import connect
-
-    with connect(db_path, read_only=True) as con:
-        row = con.execute("SELECT count(*) FILTER (WHERE status = 'error'), count(*) FROM test_results "
-                          "WHERE eval_date = ? AND skill_version = ?",
-                          [partition.eval_date, partition.skill_version]).fetchone()
-    return int(row[0]), int(row[1])
+    return finish_run(paths.db_path, partition, outcomes, args.junit, args.summary)
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
@@ -365,11 +351,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("run", parents=[common], help="run one skill package without Dagster (same engine and tables)")
-    p.add_argument("skill", help="skill folder or .zip")
+    p.add_argument("skill", metavar="PATH", help="skill folder, .zip, or a suite file of any supported format")
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
+    p.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per case and target)")
+    p.add_argument("--summary", metavar="PATH", help="append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")
@@ -401,6 +389,12 @@ def build_parser() -> argparse.ArgumentParser:
     from eval_pipelines.reports.cli_report import add_report_parser
 
     add_report_parser(sub, common)
+    from eval_pipelines.cli_export import add_export_parser
+
+    add_export_parser(sub, common)
+    from eval_pipelines.cli_demo_model import add_demo_model_parser
+
+    add_demo_model_parser(sub, common)
     return parser
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import pandas as pd
 
 from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
-from eval_pipelines.analysis.regression import RegressionPolicy, compare
+from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.project import ProjectPaths, find_package_source
@@ -295,18 +295,23 @@ def aggregate(ctx: StageContext) -> StageResult:
 
 def compare_with_baselines(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
-    policy = RegressionPolicy(alpha=suite.regression.alpha, min_effect=suite.regression.min_effect)
+    settings = suite.regression
+    policy = RegressionPolicy(alpha=settings.alpha, min_effect=settings.min_effect,
+                              effect_rule=settings.effect_rule, case_fdr=settings.case_fdr,
+                              case_labels=settings.case_labels)
     current = tables.decode_trials(ctx.rows("test_results"))
-    comparisons = []
     con = ctx.connection()
-    for baseline in find_baselines(con, ctx.partition, suite.baseline):
-        previous = tables.decode_trials(read_partition(con, "test_results", baseline.partition))
-        comparisons.append((baseline.comparison, baseline.partition, compare(current, previous, policy)))
+    baselines = find_baselines(con, ctx.partition, suite.baseline)
+    previous = [tables.decode_trials(read_partition(con, "test_results", b.partition)) for b in baselines]
+    # One family: the previous-version and previous-night comparisons are corrected together.
+    results = compare_all(current, previous, policy)
+    comparisons = [(b.comparison, b.partition, result) for b, result in zip(baselines, results)]
     frame = tables.encode_regressions(comparisons, policy, ctx.partition, ctx.run_id, suite.name)
     summary = regression_summary(comparisons)
     return StageResult(_write(ctx, "regressions", frame), {
         "comparisons": Markdown(regression_markdown(summary) or "no baseline yet"),
-        "regressed": any(v["regressed"] for v in summary.values())})
+        "regressed": any(v["regressed"] for v in summary.values()),
+        "broken": any(v["broken"] for v in summary.values())})
 
 
 def report_dir(ctx: StageContext) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -14,6 +15,11 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from tests.support.fake_openai import FakeOpenAIServer  # noqa: E402
+
+# Tests evaluate fixed dates (2026-11-20, ...) in fresh stores: the partitions' date
+# axis must reach back to them whatever today is (tests/defs/test_partitions_start.py
+# tests the default, store-derived start). Subprocesses inherit it.
+os.environ.setdefault("EVAL_PIPELINES_START_DATE", "2026-01-01")
 
 
 @pytest.fixture

@@ -20,16 +20,26 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k estimator (seed 003): 1 - C(n-c, k) / C(n, k)."""
     if n <= 0 or k <= 0 or k > n:
         raise ValueError(f"pass@k needs 0 < k <= n (n={n}, k={k})")
+    if not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 0 <= c <= n (n={n}, c={c})")
     if n - c < k:
         return 1.0
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k (seed 003): the chance that k independent trials all pass, (c/n)^k."""
-    if n <= 0:
-        return 0.0
-    return (c / n) ** k
+    """Unbiased pass^k: the chance that k independent trials all pass, C(c, k) / C(n, k).
+
+    The plug-in (c/n)^k overstates it (4 passes of 5 give 0.33 for pass^5 where
+    the estimate is 0: no 5 trials drawn without replacement all passed). Like
+    pass@k it needs 0 < k <= n: with fewer trials than k there is nothing to
+    estimate, and the metric is left out rather than extrapolated.
+    """
+    if n <= 0 or k <= 0 or k > n:
+        raise ValueError(f"pass^k needs 0 < k <= n (n={n}, k={k})")
+    if not 0 <= c <= n:
+        raise ValueError(f"pass^k needs 0 <= c <= n (n={n}, c={c})")
+    return comb(c, k) / comb(n, k)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -99,7 +109,9 @@ def _metrics(rows: list[TrialResult]) -> dict[str, float]:
 
 
 def _pass_k(counted: list[TrialResult]) -> dict[str, float]:
-    """pass@k and pass^k averaged over cases, for every k up to the trials per case."""
+    """pass@k and pass^k averaged over cases, for every k up to the fewest trials of a case
+    (a k beyond that has no unbiased estimate for some case: the metric is absent, and a
+    gate on it reports it missing)."""
     per_case: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for r in counted:
         per_case[(r.target, r.test_id)].append(r.verdict == "pass")

@@ -9,13 +9,18 @@
   convolving the null distribution of the sum; other differences (mean
   scores) are enumerated exactly up to 16 non-zero values and sampled with
   ``rounds`` Monte Carlo sign flips beyond.
-* Holm's step-down correction for several targets at once.
+* Holm's step-down correction (family-wise error) for the suite-level tests of
+  one check, and Benjamini-Hochberg q-values (false-discovery rate) for its
+  per-case labels.
+* A Student-t interval for the mean of paired differences, and the exact sign
+  test on counts used by the breakage signal.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from math import comb, exp, lcm, lgamma, log, log1p
+from math import comb, exp, lcm, lgamma, log, log1p, pi, sqrt, tan
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
@@ -81,31 +86,45 @@ def fisher_one_sided(passes_before: int, n_before: int, passes_after: int, n_aft
 
 def _on_grid(diffs: Sequence[float], max_denominator: int = 1_000) -> list[int] | None:
     """The differences as integers on a common grid 1/D, or None when they are not."""
-    fractions = []
-    for d in diffs:
+    fractions = {}
+    for d in set(diffs):  # pass-rate differences take few distinct values
         f = Fraction(d).limit_denominator(max_denominator)
         if abs(float(f) - d) > 1e-9:
             return None
-        fractions.append(f)
+        fractions[d] = f
     denominator = 1
-    for f in fractions:
+    for f in fractions.values():
         denominator = lcm(denominator, f.denominator)
-    scaled = [int(f * denominator) for f in fractions]
+    scaled_values = {d: int(f * denominator) for d, f in fractions.items()}
+    scaled = [scaled_values[d] for d in diffs]
     if 2 * sum(abs(v) for v in scaled) * len(scaled) > _MAX_GRID_WORK:
         return None
     return scaled
 
 
+def _half_binomial_pmf(m: int) -> np.ndarray:
+    """P(K = k) for K ~ Binomial(m, 1/2), k = 0..m, without overflow."""
+    logs = np.array([lgamma(m + 1) - lgamma(k + 1) - lgamma(m - k + 1) for k in range(m + 1)]) - m * log(2)
+    return np.exp(logs)
+
+
 def _sign_flip_exact_grid(values: list[int]) -> float:
-    """P(sum of +-|v| <= sum(v)) under independent fair signs, by convolution."""
-    total = sum(abs(v) for v in values)
-    dist = np.zeros(2 * total + 1)
-    dist[total] = 1.0  # index = sum + total
-    for a in (abs(v) for v in values):
-        shifted = np.zeros_like(dist)
-        shifted[a:] += dist[:-a]
-        shifted[:-a] += dist[a:]
-        dist = shifted * 0.5
+    """P(sum of +-|v| <= sum(v)) under independent fair signs, by convolution.
+
+    Equal magnitudes are grouped: m values of size a contribute a * (2K - m) with
+    K ~ Binomial(m, 1/2), one convolution per distinct magnitude.
+    """
+    magnitudes: dict[int, int] = {}
+    for v in values:
+        if v:
+            magnitudes[abs(v)] = magnitudes.get(abs(v), 0) + 1
+    total = sum(a * m for a, m in magnitudes.items())
+    dist = np.ones(1)
+    for a, m in sorted(magnitudes.items()):
+        kernel = np.zeros(2 * a * m + 1)
+        kernel[::2 * a] = _half_binomial_pmf(m)  # offsets a * (2k - m), k = 0..m
+        dist = np.convolve(dist, kernel)
+    # dist[i] is P(sum = i - total).
     return float(min(1.0, dist[: sum(values) + total + 1].sum()))
 
 
@@ -168,3 +187,87 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg q-values: the smallest false-discovery rate at which each
+    hypothesis would be rejected (step-up, made monotone, capped at 1). Labelling
+    every hypothesis with q <= level controls the FDR at ``level`` for independent
+    or positively dependent p-values."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        adjusted[i] = min(1.0, running)
+    return adjusted
+
+
+def mirror_q_values(p_values: Sequence[float], signs: Sequence[int]) -> list[float]:
+    """False-discovery q-values for the hypotheses with sign -1, using those with sign +1 as
+    their mirror (the knockoff+ / SeqStep estimate of Barber and Candes, 2015).
+
+    Each hypothesis has a one-sided p-value in the direction it moved (sign -1: a drop,
+    +1: a rise, 0: no move). When a null hypothesis is equally likely to move either way
+    at the same strength - true of a case whose two runs are exchangeable, however
+    correlated its trials - the number of rises with p <= t estimates the number of false
+    drops with p <= t. The q-value of a drop is the smallest estimated FDR, (1 + rises) /
+    drops, over thresholds t at or above its p. Labelling the drops with q <= level
+    controls the FDR at ``level`` in finite samples without trusting the p-values' own
+    calibration; the price is the +1: fewer than 1 / level clear drops are never labelled.
+    """
+    values, sign = np.asarray(p_values, dtype=float), np.asarray(signs)
+    if not (sign < 0).any():
+        return [1.0] * len(values)
+    levels = np.unique(values[sign != 0])
+    drops = np.searchsorted(np.sort(values[sign < 0]), levels, side="right")
+    rises = np.searchsorted(np.sort(values[sign > 0]), levels, side="right")
+    estimate = (1.0 + rises) / np.maximum(drops, 1)
+    best_from = np.minimum.accumulate(estimate[::-1])[::-1]  # min over thresholds at or above each level
+    q = best_from[np.minimum(np.searchsorted(levels, values), len(levels) - 1)]  # unmoved entries get 1 below
+    return [min(1.0, float(qi)) if si < 0 else 1.0 for qi, si in zip(q, sign)]
+
+
+def sign_test_p(successes: int, trials: int) -> float:
+    """One-sided exact sign test: P(X >= successes) for X ~ Binomial(trials, 1/2)."""
+    return _binomial_sf_half(successes, trials)
+
+
+def t_quantile(prob: float, df: int) -> float:
+    """Quantile of Student's t distribution (closed forms for df 1 and 2, the
+    Cornish-Fisher expansion beyond: within 1e-4 of the exact value for df >= 3 at
+    the tail probabilities used here)."""
+    if not 0 < prob < 1:
+        raise ValueError(f"t_quantile needs 0 < prob < 1 (got {prob})")
+    if df < 1:
+        raise ValueError(f"t_quantile needs df >= 1 (got {df})")
+    if df == 1:
+        return tan(pi * (prob - 0.5))
+    if df == 2:
+        return (2 * prob - 1) / sqrt(2 * prob * (1 - prob))
+    z = NormalDist().inv_cdf(prob)
+    v = float(df)
+    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
+
+
+def mean_interval(differences: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """Student-t interval for the mean of paired differences, clipped to [-1, 1].
+
+    The variance gets one pseudo-observation of a full flip (a difference of 1
+    about the mean): without it a handful of cases with identical results would
+    give a zero-width interval and an "equivalent" verdict from, say, 3 cases.
+    Its weight shrinks as 1/cases (at 200 cases it widens the interval by well
+    under a tenth of a point for the usual spreads).
+    """
+    n = len(differences)
+    if n < 2:
+        return -1.0, 1.0
+    values = np.asarray(differences, dtype=float)
+    mean = float(values.mean())
+    variance = (float(((values - mean) ** 2).sum()) + 1.0) / (n - 1)
+    half = t_quantile(1 - (1 - level) / 2, n - 1) * sqrt(variance / n)
+    return max(-1.0, mean - half), min(1.0, mean + half)

@@ -20,7 +20,7 @@ from typing import Iterator
 
 import dagster as dg
 
-from eval_pipelines.checks import CHECKS, checks_for
+from eval_pipelines.checks import CHECKS, CheckResult, checks_for
 from eval_pipelines.defs.metadata import as_metadata, table_metadata
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
@@ -74,6 +74,8 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     selected = {key.to_user_string() for key in context.selected_asset_keys}
     selected_checks = {key.name for key in context.selected_asset_check_keys}
     failed_checks: list[str] = []
+    failures: list[str] = []
+    skipped: list[tuple[str, str, CheckResult]] = []
     try:
         for stage, result in run_stages(ctx, selected):
             meta = as_metadata(result.metadata)
@@ -87,11 +89,19 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                 if check.name not in selected_checks:
                     continue
                 outcome = check.evaluate(ctx)
+                if outcome.skipped:
+                    # Not yielded: Dagster then shows the check as skipped (grey), not passed (green).
+                    context.log.info(f"check {check.name} {outcome.description}")
+                    skipped.append((stage.name, check.name, outcome))
+                    continue
+                # The run's event log shows a check's metadata but not its description: the
+                # result line goes first in the metadata so the numbers are visible there too.
                 yield dg.AssetCheckResult(asset_key=stage.name, check_name=check.name, passed=outcome.passed,
                                           severity=dg.AssetCheckSeverity.ERROR, description=outcome.description,
-                                          metadata=as_metadata(outcome.metadata))
+                                          metadata=as_metadata({"result": outcome.description, **outcome.metadata}))
                 if not outcome.passed:
                     failed_checks.append(check.name)
+                    failures.append(f"{check.name}: {outcome.description}")
                     stop = stop or check.blocking
             if stop:  # a blocking check failed: the stages after it do not run, the run fails
                 break
@@ -105,15 +115,38 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     except MissingUpstream as exc:
         raise dg.Failure(description=f"{ctx.current_stage}: {exc}", metadata={"stage": ctx.current_stage},
                          allow_retries=False) from None
-    _tag_verdict(context, failed_checks)
+    _tag_verdict(context, failed_checks, [name for _, name, _ in skipped])
+    if failures:
+        # In a failed run Dagster shows a check it never received as "execution failed";
+        # these had nothing to check, so they say so, as warnings (yellow), not errors.
+        for asset, name, outcome in skipped:
+            yield dg.AssetCheckResult(asset_key=asset, check_name=name, passed=False,
+                                      severity=dg.AssetCheckSeverity.WARN, description=outcome.description,
+                                      metadata=as_metadata({"result": outcome.description, **outcome.metadata,
+                                                            "skipped": True}))
+        # The stages that ran stored their rows; the evaluation itself failed a check.
+        # The run fails so the Runs list shows it red, as CI shows a failing test suite red.
+        raise dg.Failure(description="evaluation failed: " + "; ".join(failures),
+                         metadata={"verdict": _verdict(failed_checks), "failed_checks": ", ".join(failed_checks)},
+                         allow_retries=False)
 
 
-def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str]) -> None:
-    """``eval/verdict`` on the run, so the Runs list tells passing evaluations from failing ones."""
+def _verdict(failed_checks: list[str], skipped_checks: list[str] = ()) -> str:
+    """gate_failed, regressed, broken_cases (only the hidden-breakage check failed), no_thresholds (nothing failed, but no threshold was declared
+    either: a 0% pass rate is not a pass), or passed."""
+    regression_checks = {"no_significant_regression", "no_hidden_breakage"}
+    if failed_checks and not set(failed_checks) - regression_checks:
+        return "regressed" if "no_significant_regression" in failed_checks else "broken_cases"
+    if failed_checks:
+        return "gate_failed"
+    return "no_thresholds" if "suite_thresholds_met" in skipped_checks else "passed"
+
+
+def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str], skipped_checks: list[str]) -> None:
+    """``eval/verdict`` on the run, so the Runs list can be filtered by the evaluation's outcome."""
     if not context.selected_asset_check_keys:
         return
-    verdict = ("regressed" if "no_significant_regression" in failed_checks
-               else "gate_failed" if failed_checks else "passed")
+    verdict = _verdict(failed_checks, skipped_checks)
     context.instance.add_run_tags(context.run.run_id, {"eval/verdict": verdict,
                                                        "eval/failed_checks": ",".join(failed_checks) or "none"})
 

@@ -53,6 +53,9 @@ class OpenAIJudge:
         self.model = config.model
         self.timeout_s = config.timeout_s
         self.embedding_model = embedding_model
+        # A server to embed with: a base URL, or a key for the provider's default one.
+        # Without either, semantic_sim embeds with the local model instead.
+        self.embeddings_configured = bool(api_key or base_url or config.base_url)
         self._target = OpenAITarget(config, api_key=api_key, base_url=base_url)
         self._json_mode = True
 

@@ -90,15 +90,51 @@ def attach_baseline(con, cases: list[CaseResult], skill: str, version: str,  # n
 
 
 def significance(con, run: RunInfo, baseline: RunInfo | None) -> list[dict[str, Any]]:  # noqa: ANN001
-    """The regression stage's per-target verdicts for this run against this baseline (none without one)."""
+    """The regression stage's per-target verdicts for this run against this baseline (none without one):
+    the suite-level test (significant? large enough?), the breakage signal, and the cases labelled
+    regressed with their false-discovery q-values."""
     if baseline is None:
         return []
-    return [dict(zip(("target", "pass_rate_delta", "ci_low", "ci_high", "p_value",
-                      "adjusted_p", "change"), row)) for row in con.execute(
-        """
-        SELECT target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change
-        FROM regressions
-        WHERE level = 'target' AND skill_version = ? AND eval_date = ?
-          AND baseline_skill_version = ? AND baseline_eval_date = ?
-        ORDER BY target
-        """, [run.skill_version, run.eval_date, baseline.skill_version, baseline.eval_date]).fetchall()]
+    keys = [run.skill_version, run.eval_date, baseline.skill_version, baseline.eval_date]
+    where = """skill_version = ? AND eval_date = ? AND baseline_skill_version = ? AND baseline_eval_date = ?"""
+    rows = dict_rows(con, f"""
+        SELECT target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change,
+               significant, large_enough, verdict AS wording
+        FROM regressions WHERE level = 'target' AND {where} ORDER BY target""", keys)
+    breakage = {r["target"]: r for r in dict_rows(con, f"""
+        SELECT target, change, adjusted_p, verdict AS wording
+        FROM regressions WHERE level = 'breakage' AND {where}""", keys)}
+    labelled: dict[str, list[tuple[str, float]]] = {}
+    for r in dict_rows(con, f"""
+            SELECT target, test_id, q_value FROM regressions
+            WHERE level = 'case' AND change = 'regressed' AND {where} ORDER BY q_value, test_id""", keys):
+        labelled.setdefault(r["target"], []).append((r["test_id"], as_float(r["q_value"])))
+    for r in rows:
+        found = breakage.get(r["target"])
+        r["breakage"] = found["wording"] if found else None
+        r["broken"] = bool(found and found["change"] == "broken")
+        r["labelled"] = labelled.get(r["target"], [])
+    return rows
+
+
+def verdict_flags(sig: dict[str, Any]) -> str:
+    """' (significant: yes; large enough: no)' - the statistical and the practical answer side by side
+    (empty for rows stored before the columns existed)."""
+    if sig.get("significant") is None:
+        return ""
+    yes = {True: "yes", False: "no"}
+    return f" (significant: {yes[bool(sig['significant'])]}; large enough: {yes[bool(sig['large_enough'])]})"
+
+
+def verdict_notes(sig: dict[str, Any]) -> list[str]:
+    """The verdict in words, the breakage signal, and the cases labelled regressed with their q-values."""
+    notes = []
+    if sig.get("wording"):
+        notes.append(f"Verdict: {sig['wording']}.")
+    if sig.get("breakage"):
+        notes.append(f"Breakage signal: {sig['breakage']}.")
+    if sig.get("labelled"):
+        shown = ", ".join(f"{test_id} (q = {q:.2g})" for test_id, q in sig["labelled"][:20])
+        more = f" and {len(sig['labelled']) - 20} more" if len(sig["labelled"]) > 20 else ""
+        notes.append(f"Cases labelled regressed (false-discovery q-value <= case_fdr): {shown}{more}.")
+    return notes

@@ -9,6 +9,7 @@ import re
 from difflib import SequenceMatcher
 from itertools import zip_longest
 
+from eval_pipelines.reports.comparison import verdict_flags, verdict_notes
 from eval_pipelines.reports.data import CaseResult, ReportData
 from eval_pipelines.reports.html_format import badge, change_badge, e, fmt_score, slug
 from eval_pipelines.reports.json_report import case_label
@@ -87,7 +88,8 @@ def regressions_section(data: ReportData) -> str:
             f'<p class="significance">{e(sig["target"])}: {sig["pass_rate_delta"] * 100:+.1f} points, '
             f'95% interval [{sig["ci_low"] * 100:+.1f}, {sig["ci_high"] * 100:+.1f}], '
             f'p = {sig["p_value"]:.3g} (Holm-adjusted {sig["adjusted_p"]:.3g}): '
-            f'<strong>{e(sig["change"])}</strong></p>')
+            f'<strong>{e(sig["change"])}</strong>{e(verdict_flags(sig))}</p>')
+        parts += [f'<p class="significance muted">{e(line)}</p>' for line in verdict_notes(sig)]
     if not flipped:
         parts.append('<p class="muted">No case flipped between pass and non-pass.</p>')
     for case in flipped:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from eval_pipelines.reports.comparison import verdict_flags, verdict_notes
 from eval_pipelines.reports.data import CaseResult, ReportData
 from eval_pipelines.reports.json_report import (
     actual_text,
@@ -174,7 +175,9 @@ def _changes(data: ReportData) -> list[str]:
     for sig in data.significance:
         lines.append(f"Statistical verdict ({cell(sig['target'])}): {sig['pass_rate_delta'] * 100:+.1f} points, "
                      f"95% interval [{sig['ci_low'] * 100:+.1f}, {sig['ci_high'] * 100:+.1f}], "
-                     f"p = {sig['p_value']:.3g} (Holm-adjusted {sig['adjusted_p']:.3g}): **{sig['change']}**.")
+                     f"p = {sig['p_value']:.3g} (Holm-adjusted {sig['adjusted_p']:.3g}): **{sig['change']}**"
+                     f"{verdict_flags(sig)}.")
+        lines += [f"{cell(line)}" for line in verdict_notes(sig)]
     if data.significance:
         lines.append("")
     if not moved and not data.removed and not data.changed("new"):

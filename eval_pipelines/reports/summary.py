@@ -28,15 +28,20 @@ def metrics_markdown(overall: dict[str, float], results: pd.DataFrame) -> str:
 
 
 def regression_summary(comparisons: Iterable[tuple[str, "Partition", "Comparison"]]) -> dict[str, Any]:
-    """Per comparison: the baseline, whether it regressed, per-target verdicts and the flipped cases."""
+    """Per comparison: the baseline, whether it regressed or broke, per-target verdicts,
+    the breakage signal and the labelled cases (with q-values)."""
     summary: dict[str, Any] = {}
     for comparison, baseline, result in comparisons:
         summary[comparison] = {
             "baseline": f"{baseline.skill_version} ({baseline.eval_date})",
             "regressed": result.regressed,
+            "broken": result.broken,
             "targets": [t.__dict__ for t in result.targets],
-            "flips": {change: [f"{c.test_id} [{c.target}]" for c in result.cases if c.change == change]
-                      for change in ("regressed", "improved", "flaky", "new", "removed")},
+            "breakage": [b.__dict__ for b in result.breakage],
+            "flips": {change: [f"{c.test_id} [{c.target}]" + (f" q={c.q_value:.2g}" if change in (
+                "regressed", "improved") and c.q_value is not None else "")
+                               for c in result.cases if c.change == change]
+                      for change in ("regressed", "improved", "changed", "flaky", "new", "removed")},
         }
     return summary
 
@@ -45,16 +50,23 @@ def regression_markdown(summary: dict) -> str:
     lines = []
     for comparison, info in summary.items():
         lines += [f"### {comparison.replace('_', ' ')}: against {info['baseline']}", "",
-                  "| target | cases | pass rate before | after | change | 95% interval | p (Holm) | verdict |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| target | cases | pass rate before | after | change | 95% interval | p (Holm) | significant "
+                  "| large enough | verdict |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for t in info["targets"]:
             lines.append(
                 f"| {t['target']} | {t['cases_compared']} | {t['baseline_pass_rate']:.1%} | "
                 f"{t['current_pass_rate']:.1%} | {t['pass_rate_delta']:+.1%} | "
                 f"[{t['ci_low']:+.1%}, {t['ci_high']:+.1%}] | {t['adjusted_p']:.3g} | "
-                f"{'REGRESSED' if t['regressed'] else 'ok'} |")
+                f"{'yes' if t['significant'] else 'no'} | {'yes' if t['large_enough'] else 'no'} | "
+                f"{t['verdict'].upper() if t['regressed'] else t['verdict'].replace('_', ' ')} |")
+        lines.append("")
+        lines += [f"- {t['target']}: {t['wording']}" for t in info["targets"]]
+        lines += [f"- breakage [{b['target']}]: {b['wording']}" for b in info.get("breakage", [])]
         for change, cases in info["flips"].items():
             if cases:
-                lines.append(f"- {change}: {', '.join(cases[:20])}" + (" ..." if len(cases) > 20 else ""))
+                label = {"regressed": "regressed (q <= case_fdr)", "improved": "improved (q <= case_fdr)",
+                         "changed": "changed (not significant)"}.get(change, change)
+                lines.append(f"- {label}: {', '.join(cases[:20])}" + (" ..." if len(cases) > 20 else ""))
         lines.append("")
     return "\n".join(lines)

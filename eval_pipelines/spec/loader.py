@@ -158,7 +158,7 @@ def load_skill(
     # The package's own targets, by name: also when the project's targets file is this very
     # file (`eval-pipelines run .` inside a skill folder), they are still the skill's own.
     own: list[str] = []
-    own_targets = _suite_targets(suite, suite_file)
+    own_targets = suite_targets(suite, suite_file)
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
             for config in load_targets_file(inside_package(package.root, candidate)):
@@ -167,8 +167,19 @@ def load_skill(
     for config in own_targets:  # the suite's own providers; a target of the same name in targets.yaml wins
         targets.setdefault(config.name, config)
         own.append(config.name)
+    bind_targets(suite, suite_file, targets, own=own)
+    warnings += _unused_by_targets(suite, targets)
+    return LoadedSkill(package, suite, targets, warnings)
+
+
+def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig], own: list[str]) -> None:
+    """Pick the suite's targets and judge among ``targets``; refuse names that are not defined.
+
+    With no ``execution.targets`` the suite runs against the targets it defines itself
+    (``own``: its targets.yaml, its providers), else the one named ``default``. The judge
+    grades; it is never also a system under test (calls doubled, rates distorted).
+    """
     if not suite.execution.targets:
-        # The judge grades; it is never also a system under test (calls doubled, rates distorted).
         judge_names = {suite.judge or "judge"}
         systems = [n for n in dict.fromkeys(own) if n not in judge_names]
         suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
@@ -186,8 +197,6 @@ def load_skill(
             expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
             else "a targets.yaml defining at least one target",
         )
-    warnings += _unused_by_targets(suite, targets)
-    return LoadedSkill(package, suite, targets, warnings)
 
 
 def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
@@ -202,7 +211,7 @@ def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[s
             f"take it {where}" for name, value in fields if value]
 
 
-def _suite_targets(suite: Suite, suite_file: Path) -> list[TargetConfig]:
+def suite_targets(suite: Suite, suite_file: Path) -> list[TargetConfig]:
     """The targets a suite file defines itself (promptfoo providers), validated as targets.yaml entries."""
     if not suite.target_configs:
         return []

@@ -209,10 +209,17 @@ class Reporting(Model):
 
 
 class RegressionSettings(Model):
-    """How sure the regression check must be before it fails (see ``regression``)."""
+    """How sure and how large a drop must be before the regression check fails
+    (``analysis.policy``): ``alpha`` is the family-wise level of one check's suite-level
+    tests, ``min_effect`` the practical-significance margin judged by ``effect_rule``,
+    ``case_fdr`` the false-discovery rate of the per-case "regressed" labels, computed as
+    ``case_labels`` says."""
 
     alpha: float = Field(default=0.05, gt=0, lt=1)
     min_effect: float = Field(default=0.05, ge=0, le=1)
+    effect_rule: Literal["plausible", "estimate", "certain"] = "plausible"
+    case_fdr: float = Field(default=0.10, gt=0, lt=1)
+    case_labels: Literal["auto", "bh", "mirror"] = "auto"
 
 
 class TestCase(Model):

@@ -167,8 +167,12 @@ CREATE TABLE IF NOT EXISTS case_metrics (
 );
 
 -- Regression report: the partition compared with its baselines (the previous
--- version, and the previous night of the same version). One row per case and
--- one per target (test_id NULL, level 'target') for each comparison.
+-- version, and the previous night of the same version). One row per case, one
+-- per target (test_id NULL, level 'target': the suite-level verdict) and one
+-- per target for the breakage signal (test_id NULL, level 'breakage') for each
+-- comparison. Case change: regressed/improved only when q_value <= case_fdr;
+-- target change: regressed, small_drop, improved, no_regression, inconclusive;
+-- breakage change: broken or within_chance (docs/regression-detection.md).
 CREATE TABLE IF NOT EXISTS regressions (
     eval_date               VARCHAR NOT NULL,
     skill_version           VARCHAR NOT NULL,
@@ -192,8 +196,20 @@ CREATE TABLE IF NOT EXISTS regressions (
     adjusted_p              DOUBLE,
     ci_low                  DOUBLE,
     ci_high                 DOUBLE,
-    detail                  JSON NOT NULL
+    detail                  JSON NOT NULL,
+    q_value                 DOUBLE,
+    significant             BOOLEAN,
+    large_enough            BOOLEAN,
+    verdict                 VARCHAR
 );
+-- Added after the first release (stores made before get them here; older rows keep NULL):
+-- q_value - a case row's false-discovery q-value (its label needs q <= case_fdr);
+-- significant / large_enough - a target row's statistical and practical significance;
+-- verdict - the target's or breakage row's verdict as a sentence with its numbers.
+ALTER TABLE regressions ADD COLUMN IF NOT EXISTS q_value DOUBLE;
+ALTER TABLE regressions ADD COLUMN IF NOT EXISTS significant BOOLEAN;
+ALTER TABLE regressions ADD COLUMN IF NOT EXISTS large_enough BOOLEAN;
+ALTER TABLE regressions ADD COLUMN IF NOT EXISTS verdict VARCHAR;
 
 -- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
 -- so a changed dataset is visible between runs.

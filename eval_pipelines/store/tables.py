@@ -265,35 +265,51 @@ def encode_regressions(comparisons: Iterable[tuple[str, Partition, "Comparison"]
                        partition: Partition, run_id: str | None, suite: str) -> pd.DataFrame:
     """``comparisons``: (comparison name, baseline partition, result) per baseline."""
     rows: list[dict[str, Any]] = []
+    empty = {"baseline_score": None, "current_score": None, "ci_low": None, "ci_high": None, "q_value": None,
+             "significant": None, "large_enough": None, "verdict": None}
+    policy_detail = {"alpha": policy.alpha, "min_effect": policy.min_effect, "effect_rule": policy.effect_rule,
+                     "case_fdr": policy.case_fdr, "case_labels": policy.case_labels, "case_alpha": policy.case_alpha}
     for comparison, baseline, result in comparisons:
         common = {"comparison": comparison, "baseline_skill_version": baseline.skill_version,
                   "baseline_eval_date": baseline.eval_date}
         for case in result.cases:
-            rows.append(common | {
+            rows.append(common | empty | {
                 "level": "case", "target": case.target, "test_id": case.test_id, "change": case.change,
                 "baseline_pass_rate": case.baseline.pass_rate if case.baseline else None,
                 "current_pass_rate": case.current.pass_rate if case.current else None,
                 "pass_rate_delta": case.pass_rate_delta,
                 "baseline_score": case.baseline.mean_score if case.baseline else None,
                 "current_score": case.current.mean_score if case.current else None,
-                "p_value": case.p_value, "adjusted_p": None, "ci_low": None, "ci_high": None,
+                "p_value": case.p_value, "adjusted_p": case.q_value, "q_value": case.q_value,
                 "detail": to_json({"baseline_trials": case.baseline.trials if case.baseline else 0,
-                                   "current_trials": case.current.trials if case.current else 0}),
+                                   "current_trials": case.current.trials if case.current else 0,
+                                   "drop_p": case.drop_p}),
             })
         for t in result.targets:
-            rows.append(common | {
-                "level": "target", "target": t.target, "test_id": None,
-                "change": "regressed" if t.regressed else (
-                    "improved" if t.pass_rate_delta >= policy.min_effect and t.ci_low > 0 else "unchanged"),
+            rows.append(common | empty | {
+                "level": "target", "target": t.target, "test_id": None, "change": t.verdict,
                 "baseline_pass_rate": t.baseline_pass_rate, "current_pass_rate": t.current_pass_rate,
-                "pass_rate_delta": t.pass_rate_delta, "baseline_score": None, "current_score": None,
+                "pass_rate_delta": t.pass_rate_delta,
                 "p_value": t.p_value, "adjusted_p": t.adjusted_p, "ci_low": t.ci_low, "ci_high": t.ci_high,
+                "significant": t.significant, "large_enough": t.large_enough, "verdict": t.wording,
                 "detail": to_json({"cases_compared": t.cases_compared, "mcnemar_b": t.mcnemar_b,
                                    "mcnemar_c": t.mcnemar_c, "mcnemar_p": t.mcnemar_p,
                                    "score_delta": t.score_delta, "drivers": t.drivers,
-                                   "alpha": policy.alpha, "min_effect": policy.min_effect}),
+                                   "regressed": t.regressed, "interval_level": policy.interval_level}
+                                  | policy_detail),
+            })
+        for b in result.breakage:
+            rows.append(common | empty | {
+                "level": "breakage", "target": b.target, "test_id": None,
+                "change": "broken" if b.broken else "within_chance",
+                "baseline_pass_rate": None, "current_pass_rate": None, "pass_rate_delta": None,
+                "p_value": b.p_value, "adjusted_p": b.adjusted_p, "significant": b.broken, "verdict": b.wording,
+                "detail": to_json({"cases_compared": b.cases_compared, "significant_drops": b.significant_drops,
+                                   "significant_rises": b.significant_rises, "labelled": b.labelled,
+                                   "dropped": b.dropped} | policy_detail),
             })
     columns = ["comparison", "baseline_skill_version", "baseline_eval_date", "level", "target", "test_id",
                "change", "baseline_pass_rate", "current_pass_rate", "pass_rate_delta", "baseline_score",
-               "current_score", "p_value", "adjusted_p", "ci_low", "ci_high", "detail"]
+               "current_score", "p_value", "adjusted_p", "ci_low", "ci_high", "detail", "q_value",
+               "significant", "large_enough", "verdict"]
     return _frame(rows, partition, run_id, suite, columns)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from math import comb
 
 import pytest
 
-from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
 from eval_pipelines.grading.dispatch import Grade
 from eval_pipelines.analysis.metrics import TrialResult, pass_at_k, pass_hat_k, percentile, suite_metrics
 from eval_pipelines.grading.scoring import score_case, verdict_for
@@ -90,11 +91,42 @@ def test_pass_at_k_seed_examples() -> None:
     assert round(pass_at_k(10, 3, 5), 3) == 0.917
 
 
-def test_pass_hat_k_seed_examples() -> None:
-    assert round(pass_hat_k(10, 8, 1), 3) == 0.800
-    assert round(pass_hat_k(10, 8, 3), 3) == 0.512
-    assert round(pass_hat_k(10, 8, 5), 3) == 0.328
-    assert pass_hat_k(0, 0, 3) == 0.0
+def test_pass_hat_k_is_the_unbiased_estimator() -> None:
+    # Seed 003 prints the plug-in (c/n)^k: 0.800, 0.512, 0.328 for 8 of 10. The unbiased
+    # estimate of "k independent trials all pass" is C(c, k) / C(n, k).
+    assert pass_hat_k(10, 8, 1) == pytest.approx(0.8)
+    assert pass_hat_k(10, 8, 3) == pytest.approx(56 / 120)
+    assert pass_hat_k(10, 8, 5) == pytest.approx(56 / 252)
+    # 4 passes of 5: no 5 trials all passed, so pass^5 is 0 (the plug-in said 0.33).
+    assert pass_hat_k(5, 4, 5) == 0.0
+    assert pass_hat_k(5, 5, 5) == 1.0
+
+
+def test_pass_hat_k_refuses_what_it_cannot_estimate_like_pass_at_k() -> None:
+    for n, c, k in ((0, 0, 3), (3, 1, 4), (3, 1, 0), (3, 4, 2)):
+        with pytest.raises(ValueError, match=r"pass\^k needs"):
+            pass_hat_k(n, c, k)
+        with pytest.raises(ValueError, match=r"pass@k needs"):
+            pass_at_k(n, c, k)
+
+
+def test_pass_hat_k_equals_the_ratio_of_binomials_on_random_inputs() -> None:
+    """Property test: pass^k is C(c, k) / C(n, k) (correctly rounded), and it is the
+    mean over all k-subsets of the trials of "every trial in the subset passed"."""
+    from itertools import combinations
+
+    rng = random.Random(20)
+    for _ in range(2_000):
+        n = rng.randint(1, 60)
+        c = rng.randint(0, n)
+        k = rng.randint(1, n)
+        assert pass_hat_k(n, c, k) == comb(c, k) / comb(n, k)
+    for _ in range(200):
+        n = rng.randint(1, 9)
+        outcomes = [rng.random() < 0.6 for _ in range(n)]
+        k = rng.randint(1, n)
+        subsets = list(combinations(outcomes, k))
+        assert pass_hat_k(n, sum(outcomes), k) == pytest.approx(sum(all(s) for s in subsets) / len(subsets))
 
 
 def test_pass_at_k_edges() -> None:
@@ -146,7 +178,11 @@ def test_pass_at_k_per_k_up_to_trial_count() -> None:
     assert m["pass_at_1"] == pytest.approx((1 / 3 + 1) / 2)
     assert m["pass_at_2"] == pytest.approx((pass_at_k(3, 1, 2) + 1) / 2)
     assert m["pass_at_3"] == pytest.approx(1.0)
-    assert m["pass_hat_3"] == pytest.approx(((1 / 3) ** 3 + 1) / 2)
+    assert m["pass_hat_3"] == pytest.approx((0 + 1) / 2)  # unbiased: 1 of 3 passes gives pass^3 = 0
+    assert m["pass_hat_2"] == pytest.approx((0 + 1) / 2)
+    # A case with fewer trials caps k: no pass^3 when a case has only 2 trials.
+    fewer = suite_metrics(rows[:2] + rows[3:])["m"]
+    assert "pass_hat_3" not in fewer and "pass_at_3" not in fewer and "pass_hat_2" in fewer
 
 
 def test_suite_metrics_per_target_and_overall() -> None:
@@ -185,6 +221,15 @@ def test_thresholds_as_gates() -> None:
     misses = failed_thresholds({"pass_rate": 0.8, "pass^3": 0.5, "pass@1": 0.5},
                                {"pass_rate": 0.9, "pass_hat_3": 0.4})
     assert misses == [("pass@1", None, 0.5), ("pass^3", 0.4, 0.5)]
+
+
+def test_a_pass_hat_gate_beyond_the_trials_is_missing_with_the_reason() -> None:
+    metrics = {"pass_rate": 0.9, "pass_at_1": 0.9, "pass_at_2": 0.95, "pass_hat_1": 0.9, "pass_hat_2": 0.8}
+    assert failed_thresholds({"pass_hat_3": 0.7}, metrics) == [("pass_hat_3", None, 0.7)]
+    assert missing_reason("pass_hat_3", metrics) == (
+        "missing: pass_hat_3 needs at least 3 graded trials of every case (this run has 2 for its case "
+        "with the fewest)")
+    assert missing_reason("mean_score", metrics) == "missing"
 
 
 # ---- versions ----------------------------------------------------------------

@@ -7,7 +7,11 @@ from fractions import Fraction
 
 import pytest
 
-from eval_pipelines.analysis.stats import binomial_cdf, bootstrap_ci, fisher_one_sided, holm, mcnemar_exact, sign_flip_p
+import numpy as np
+
+from eval_pipelines.analysis.stats import (benjamini_hochberg, binomial_cdf, bootstrap_ci, fisher_one_sided, holm,
+                                           mcnemar_exact, mean_interval, mirror_q_values, sign_flip_p, sign_test_p,
+                                           t_quantile)
 
 
 # ---- binomial and McNemar ---------------------------------------------------------------
@@ -179,3 +183,69 @@ def test_holm_edges() -> None:
     assert all(a >= p for a, p in zip(adjusted, [0.001, 0.2, 0.01, 0.04]))
     # Order of the adjusted values follows the order of the raw ones.
     assert sorted(range(4), key=lambda i: adjusted[i]) == sorted(range(4), key=lambda i: [0.001, 0.2, 0.01, 0.04][i])
+
+
+# ---- Benjamini-Hochberg, the t interval, the sign test -------------------------------------
+
+def test_benjamini_hochberg_matches_the_step_up_definition() -> None:
+    # R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "BH") -> 0.02 0.04 0.04 0.02
+    assert benjamini_hochberg([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert benjamini_hochberg([]) == [] and benjamini_hochberg([0.3]) == [0.3]
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p = rng.random(int(rng.integers(1, 30))) ** 2
+        q = benjamini_hochberg(list(p))
+        m = len(p)
+        for level in (0.05, 0.1, 0.2):
+            # Rejected by q <= level  <=>  p <= level * k / m for the largest such rank k (step-up).
+            ordered = np.sort(p)
+            passing = [k for k in range(1, m + 1) if ordered[k - 1] <= level * k / m]
+            cutoff = ordered[max(passing) - 1] if passing else -1.0
+            assert [qi <= level + 1e-12 for qi in q] == [pi <= cutoff for pi in p]
+        assert all(qi >= pi - 1e-15 for qi, pi in zip(q, p)) and max(q) <= 1.0
+
+
+def test_t_quantile_against_the_table() -> None:
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 30: 2.042, 120: 1.980}
+    for df, value in table.items():
+        assert t_quantile(0.975, df) == pytest.approx(value, abs=5e-3)
+    assert t_quantile(0.95, 10) == pytest.approx(1.812, abs=2e-3) and t_quantile(0.025, 10) == pytest.approx(-2.228,
+                                                                                                            abs=2e-3)
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 5)
+
+
+def test_mean_interval_widens_for_tiny_identical_suites() -> None:
+    assert mean_interval([]) == (-1.0, 1.0) and mean_interval([0.2]) == (-1.0, 1.0)
+    low, high = mean_interval([0.0] * 4)
+    assert low < -0.3 and high > 0.3  # four identical cases do not make a zero-width interval
+    low, high = mean_interval([0.0] * 400)
+    assert -0.01 < low < 0 < high < 0.01
+    values = list(np.random.default_rng(1).normal(0.1, 0.3, 500))
+    low, high = mean_interval(values)
+    squares = float(((np.asarray(values) - np.mean(values)) ** 2).sum())
+    assert low < float(np.mean(values)) < high and high - low == pytest.approx(
+        2 * t_quantile(0.975, 499) * np.sqrt((squares + 1) / 499 / 500), rel=1e-9)  # one pseudo-flip
+
+
+def test_sign_test_p() -> None:
+    assert sign_test_p(20, 20) == pytest.approx(0.5**20)
+    assert sign_test_p(0, 0) == 1.0 and sign_test_p(0, 5) == 1.0
+    assert sign_test_p(8, 10) == pytest.approx((45 + 10 + 1) / 1024)
+
+
+def test_mirror_q_values_use_the_rises_as_the_estimate_of_false_drops() -> None:
+    # 12 drops and 1 rise at p = 0.004, one weak drop, one unmoved case.
+    p = [0.004] * 12 + [0.004, 0.5, 0.3]
+    signs = [-1] * 12 + [1, -1, 0]
+    q = mirror_q_values(p, signs)
+    assert q[:12] == pytest.approx([2 / 13] * 12)  # best threshold 0.5: (1 + 1 rise) / 13 drops
+    assert q[12] == 1.0 and q[14] == 1.0 and q[13] == pytest.approx(2 / 13)
+    # The +1: fewer than 1 / level drops are never below the level, however small their p.
+    assert mirror_q_values([1e-9] * 9, [-1] * 9) == pytest.approx([1 / 9] * 9)
+    assert mirror_q_values([1e-9] * 10, [-1] * 10) == pytest.approx([0.1] * 10)
+    assert mirror_q_values([0.2, 0.3], [1, 0]) == [1.0, 1.0]
+    # Symmetric noise: as many rises as drops at every level, nothing is labelled.
+    rng = np.random.default_rng(2)
+    values = list(rng.random(400))
+    assert min(mirror_q_values(values, [-1, 1] * 200)) > 0.5

@@ -35,7 +35,8 @@ def test_backfill_with_the_multiprocess_executor(tmp_path: Path) -> None:
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     db = tmp_path / "results.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items()
+           if k == "EVAL_PIPELINES_START_DATE" or not k.startswith(("EVAL_PIPELINES_", "OPENAI_"))}
     env |= {"DAGSTER_HOME": str(home), "EVAL_PIPELINES_HOME": str(root), "EVAL_PIPELINES_DB": str(db),
             "PYTHONPATH": str(PROJECT)}
     with dg.DagsterInstance.from_config(str(home)) as instance:

@@ -39,6 +39,7 @@ def test_job_assets_and_checks_resolve(defs: dg.Definitions) -> None:
         dg.AssetCheckKey(dg.AssetKey("metrics"), "suite_thresholds_met"),
         dg.AssetCheckKey(dg.AssetKey("metrics"), "blocking_gates"),
         dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_significant_regression"),
+        dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_hidden_breakage"),
     }
     # The stages form one chain, each partitioned by date x skill version.
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}

@@ -119,5 +119,13 @@ def test_demo_end_to_end(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
         assert sorted(instance.get_dynamic_partitions(skill_versions.name)) == expected
         runs = instance.get_runs(dg.RunsFilter(job_name="evaluate_skill_version"))
         assert sorted(r.tags["eval/skill_version"] for r in runs) == expected
-        assert {r.status for r in runs} == {dg.DagsterRunStatus.SUCCESS}
+        # A run whose evaluation failed a check is failed (red in the Runs list) and tagged so;
+        # the others succeeded. The bundled versions that miss a gate or regress on purpose:
+        failed = {r.tags["eval/skill_version"]: r.tags["eval/verdict"] for r in runs
+                  if r.status == dg.DagsterRunStatus.FAILURE}
+        assert failed == {"export-screening@1.0.0": "gate_failed", "support-triage@2.0.0": "gate_failed"}
+        assert {r.status for r in runs if r.tags["eval/skill_version"] not in failed} == {
+            dg.DagsterRunStatus.SUCCESS}
+        assert "evaluation verdict: gate failed (the run is marked failed)" in proc.stdout
+        assert "Stack Trace" not in output
         assert {r.tags["eval/trigger"] for r in runs} == {"demo"}

@@ -113,12 +113,12 @@ def test_calibrate_maps_threshold_to_outer_pass_mark() -> None:
     assert (calibrate(0.0, 0.6), calibrate(1.0, 0.6), calibrate(0.0, 0.0), calibrate(0.99, 1.0)) == (0, 1, 0.8, 0.792)
 
 
-@pytest.mark.parametrize("type_", ["llm_judge", "rubrics", "model", "semantic_sim", "agent_judge"])
+# semantic_sim embeds with the local model when no judge is configured (tests/grading/test_local_embeddings.py).
+@pytest.mark.parametrize("type_", ["llm_judge", "rubrics", "model", "agent_judge"])
 def test_no_judge_configured_is_an_error(type_: str) -> None:
     config: dict[str, Any] = {
         "rubrics": {"criteria": [{"id": "a", "outcome": "x"}]},
         "model": {"rubric": "r"},
-        "semantic_sim": {"value": "v"},
         "agent_judge": {"prompt": "p"},
     }.get(type_, {})
     g = grade(None, type_, "output", **config)

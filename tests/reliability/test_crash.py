@@ -35,7 +35,8 @@ DAY = "2026-11-20"
 
 
 def child_env(home: Path, root: Path, db: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "OPENAI_", "DAGSTER_"))}
+    env = {k: v for k, v in os.environ.items()
+           if k == "EVAL_PIPELINES_START_DATE" or not k.startswith(("EVAL_PIPELINES_", "OPENAI_", "DAGSTER_"))}
     return env | {"DAGSTER_HOME": str(home), "EVAL_PIPELINES_HOME": str(root), "EVAL_PIPELINES_DB": str(db),
                   "PYTHONPATH": str(PROJECT)}
 

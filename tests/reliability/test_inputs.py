@@ -465,8 +465,7 @@ def test_hostile_input_is_refused_by_the_cli(name: str, ctx: Ctx, listener: tupl
         code, text, seconds = run_cli(ctx, [*command, str(target)])
         assert code == 2, f"{command[0]}: exit {code}\n{text}"
         assert "Traceback" not in text
-        if command[0] == "run" and not (target.is_dir() or target.suffix == ".zip"):
-            expected = "not a skill folder or .zip package"  # `run` takes packages only
+        # `run` takes bare suite files too: the same refusal as `validate`.
         assert expected in text, f"{command[0]}: {expected!r} not in\n{text}"
         problem_lines = [line for line in text.splitlines() if expected in line]
         # `file[:line]: field.path: message`, the file being the input or a file inside it.

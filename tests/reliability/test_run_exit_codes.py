@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.cli import EXIT_ALL_ERRORS, EXIT_BUSY, EXIT_OK, main
+from eval_pipelines.cli import main
+from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 
 pytestmark = pytest.mark.timeout(180)
@@ -33,14 +34,14 @@ def test_every_case_an_error_row_exits_3(tmp_path: Path, capsys: pytest.CaptureF
     folder = skill(tmp_path, "import sys\nsys.stdin.read()\nsys.exit('broken skill')\n")
     code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(tmp_path / "r.duckdb"), "--no-cache"])
     out = capsys.readouterr().out
-    assert code == EXIT_ALL_ERRORS == 3, out
-    assert "every case ended as an error row (3 of 3)" in out
+    assert code == ExitCode.ALL_ERRORS == 4, out
+    assert "every one of the 3 model calls ended in an error" in out
 
 
 def test_a_working_skill_without_threshold_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = skill(tmp_path, "import sys\nprint(sys.stdin.read())\n")
     code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(tmp_path / "r.duckdb"), "--no-cache"])
-    assert code == EXIT_OK, capsys.readouterr().out
+    assert code == ExitCode.OK, capsys.readouterr().out
 
 
 def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
@@ -63,7 +64,7 @@ def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
     finally:
         holder.communicate("", timeout=30)
     captured = capsys.readouterr()
-    assert code == EXIT_BUSY == 4, captured
+    assert code == ExitCode.DATABASE_BUSY == 5, captured
     assert "Traceback" not in captured.err + captured.out
     errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "is busy" in errors[0] and "retry later" in errors[0], captured.err

