@@ -43,6 +43,7 @@ from eval_pipelines.store.queries import find_baselines, grading_context
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
+    from eval_pipelines.spec.models import RegressionSettings
 
 
 class MissingUpstream(LookupError):
@@ -293,12 +294,16 @@ def aggregate(ctx: StageContext) -> StageResult:
     return StageResult(written, meta)
 
 
+def regression_policy(settings: "RegressionSettings") -> RegressionPolicy:
+    """The suite's ``regression:`` settings as the policy the regression stage applies."""
+    return RegressionPolicy(alpha=settings.alpha, min_effect=settings.min_effect,
+                            effect_rule=settings.effect_rule, case_fdr=settings.case_fdr,
+                            case_labels=settings.case_labels)
+
+
 def compare_with_baselines(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
-    settings = suite.regression
-    policy = RegressionPolicy(alpha=settings.alpha, min_effect=settings.min_effect,
-                              effect_rule=settings.effect_rule, case_fdr=settings.case_fdr,
-                              case_labels=settings.case_labels)
+    policy = regression_policy(suite.regression)
     current = tables.decode_trials(ctx.rows("test_results"))
     con = ctx.connection()
     baselines = find_baselines(con, ctx.partition, suite.baseline)

@@ -212,3 +212,42 @@ def test_regression_alpha_and_min_effect_reach_the_policy(tmp_path: Path) -> Non
         regressed[alpha] = target.regressed
     # 12 of 400 cases flip (p = 2^-12 = 0.00024): significant at 0.05, not at 0.0001.
     assert regressed == {0.05: True, 0.0001: False}
+
+
+def test_regression_effect_rule_case_fdr_and_case_labels_reach_the_policy(tmp_path: Path) -> None:
+    """The suite's regression settings, read as the regression stage reads them, change its verdicts."""
+    from eval_pipelines.analysis.metrics import TrialResult
+    from eval_pipelines.analysis.regression import compare
+    from eval_pipelines.stages import regression_policy
+
+    def trials(spec: dict[str, tuple[int, int]]) -> list[TrialResult]:
+        return [TrialResult(t, "m", k, "graded", "pass" if k < passes else "fail", 1.0 if k < passes else 0.0,
+                            None, None, None, None)
+                for t, (passes, n) in spec.items() for k in range(n)]
+
+    def policy(settings: str):
+        suite = tmp_path / "eval.yaml"
+        suite.write_text(f"regression: {{{settings}}}\ntests:\n  - {{id: a, input: hi}}\n")
+        loaded, _ = load_suite(suite)
+        return regression_policy(loaded.regression)
+
+    # 20 of 200 cases break (5/5 -> 0/5): a 10-point drop whose interval reaches above -8 points.
+    base = trials({f"t{i:03d}": (5, 5) for i in range(200)})
+    cur = trials({f"t{i:03d}": (0 if i < 20 else 5, 5) for i in range(200)})
+    lenient = compare(cur, base, policy("min_effect: 0.08, effect_rule: plausible")).targets[0]
+    strict = compare(cur, base, policy("min_effect: 0.08, effect_rule: certain")).targets[0]
+    assert lenient.regressed and not strict.regressed
+
+    # The same 20 breaks among cases at 3/5: labelled at case_fdr 0.10 (q = 0.04), not at 0.03.
+    base = trials({f"t{i:03d}": (5, 5) if i < 20 else (3, 5) for i in range(200)})
+    cur = trials({f"t{i:03d}": (0, 5) if i < 20 else (3, 5) for i in range(200)})
+    labelled = {fdr: sum(c.change == "regressed" for c in compare(cur, base, policy(f"case_fdr: {fdr}")).cases)
+                for fdr in (0.10, 0.03)}
+    assert labelled[0.10] > 0 and labelled[0.03] == 0
+
+    # Nine complete breaks and one complete rise at 10 trials: BH labels them, the mirror cannot.
+    before = trials({f"t{i:03d}": (10, 10) if i < 9 else (0, 10) if i == 9 else (5, 10) for i in range(100)})
+    after = trials({f"t{i:03d}": (0, 10) if i < 9 else (10, 10) if i == 9 else (5, 10) for i in range(100)})
+    by_rule = {rule: sum(c.change == "regressed" for c in compare(after, before, policy(f"case_labels: {rule}")).cases)
+               for rule in ("bh", "mirror")}
+    assert by_rule["bh"] == 9 and by_rule["mirror"] == 0

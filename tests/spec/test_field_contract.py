@@ -3,7 +3,8 @@
 ``accepted_fields()`` enumerates what the loaders accept: the exported eval
 suite JSON Schema (``spec/schema_export.py``: suite, test, execution, workspace,
 settings, tools and every assertion type's parameters) and the key sets each
-loader checks unknown fields against (harness, tests.json v1/v2, prompt modes).
+loader checks unknown fields against (harness, tests.json v1/v2, prompt modes,
+promptfoo configs and their CSV columns, AgentV v5, skill-creator evals.json).
 
 ``field_contract.yaml`` (beside this file) is the reviewable registry: for each
 field, one of
@@ -29,7 +30,8 @@ from typing import Any
 import yaml
 
 from eval_pipelines.spec.loaders import eval_yaml, eval_yaml_cases, eval_yaml_fields, harness, harness_suite
-from eval_pipelines.spec.loaders import prompt_modes, skill_tests
+from eval_pipelines.spec.loaders import agentv_v5, prompt_modes, promptfoo, promptfoo_prompts, promptfoo_providers
+from eval_pipelines.spec.loaders import promptfoo_tests, promptfoo_vocabulary, skill_evals_json, skill_tests
 from eval_pipelines.spec.models import RegressionSettings, Reporting, Settings, Workspace, WorkspaceScript
 from eval_pipelines.spec.schema_export import COMMON_ASSERT_FIELDS, eval_suite_schema
 
@@ -99,9 +101,41 @@ def _prompt_fields() -> set[str]:
     return fields | {f"prompt: testCases[].{k}" for k in prompt_modes.CASE_KEYS}
 
 
+def _promptfoo_fields() -> set[str]:
+    fields = {f"promptfoo: {k}" for k in promptfoo.SUITE_KEYS}
+    fields |= {f"promptfoo: evaluateOptions.{k}" for k in promptfoo.EVALUATE_KEYS}
+    fields |= {f"promptfoo: prompts[].{k}" for k in promptfoo_prompts.PROMPT_KEYS}
+    fields |= {f"promptfoo: providers[].{k}" for k in promptfoo_providers.PROVIDER_KEYS}
+    fields |= {f"promptfoo: providers[].config.{k}" for k in promptfoo_providers.OPENAI_CONFIG_APPLIED}
+    fields |= {f"promptfoo: tests[].{k}" for k in promptfoo.TEST_KEYS}
+    fields |= {f"promptfoo: tests[].options.{k}" for k in promptfoo.OPTION_KEYS}
+    fields |= {f"promptfoo: tests[].assert[].{k}" for k in promptfoo_vocabulary.COMMON}
+    fields |= {f"promptfoo: scenarios[].{k}" for k in promptfoo_tests.SCENARIO_KEYS}
+    return fields | {f"promptfoo: CSV column {k}" for k in promptfoo_tests.CSV_COLUMNS}
+
+
+def _agentv_v5_fields() -> set[str]:
+    """AgentV v5 is read by the promptfoo loader under its own names: what it adds or renames
+    is listed here; the fields it shares with promptfoo share their evidence."""
+    fields = {f"agentv-v5: {k}" for k in agentv_v5.SUITE_KEYS}
+    fields |= {f"agentv-v5: environment.{k}" for k in agentv_v5.ENVIRONMENT_KEYS}
+    fields |= {f"agentv-v5: workspace.{k}" for k in agentv_v5.WORKSPACE_KEYS}
+    fields |= {f"agentv-v5: evaluate_options.{k}" for k in promptfoo.AGENTV_EVALUATE_NAMES}
+    fields |= {f"agentv-v5: tests[].{k}" for k in promptfoo.AGENTV_TEST_KEYS}
+    fields |= {f"agentv-v5: tests[].execution.{k}" for k in promptfoo.AGENTV_EXECUTION_KEYS}
+    own = promptfoo_vocabulary.AGENTV_COMMON - promptfoo_vocabulary.COMMON | promptfoo_vocabulary.SCRIPT_KEYS
+    return fields | {f"agentv-v5: tests[].assert[].{k}" for k in own}
+
+
+def _skill_evals_fields() -> set[str]:
+    fields = {f"evals.json: {k}" for k in skill_evals_json.TOP_KEYS}
+    return fields | {f"evals.json: evals[].{k}" for k in skill_evals_json.EVAL_KEYS}
+
+
 def accepted_fields() -> set[str]:
     """Every field a suite file can hold, as ``"<format>: <path>"``."""
-    return _eval_yaml_fields() | _harness_fields() | _skill_tests_fields() | _prompt_fields()
+    return (_eval_yaml_fields() | _harness_fields() | _skill_tests_fields() | _prompt_fields()
+            | _promptfoo_fields() | _agentv_v5_fields() | _skill_evals_fields())
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +181,11 @@ def test_every_entry_names_one_existing_test() -> None:
 def test_a_field_added_without_evidence_is_caught(monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(eval_yaml_cases, "TEST_KEYS", eval_yaml_cases.TEST_KEYS | {"brand_new_field"})
     monkeypatch.setattr(harness_suite, "SUITE_CONFIG_KEYS", harness_suite.SUITE_CONFIG_KEYS | {"warp_speed"})
-    assert {"eval-yaml: tests[].brand_new_field", "harness: eval_suite.config.warp_speed"} <= (
+    monkeypatch.setattr(promptfoo, "OPTION_KEYS", promptfoo.OPTION_KEYS | {"turbo"})
+    monkeypatch.setattr(agentv_v5, "SUITE_KEYS", agentv_v5.SUITE_KEYS | {"owner"})
+    monkeypatch.setattr(skill_evals_json, "EVAL_KEYS", skill_evals_json.EVAL_KEYS | {"weight"})
+    assert {"eval-yaml: tests[].brand_new_field", "harness: eval_suite.config.warp_speed",
+            "promptfoo: tests[].options.turbo", "agentv-v5: owner", "evals.json: evals[].weight"} <= (
         accepted_fields() - registry().keys())
 
 

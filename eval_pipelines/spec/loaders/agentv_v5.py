@@ -3,7 +3,8 @@
 AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
 ``tests[].input``). What differs from promptfoo, and where it goes:
 
-* ``name``, ``version``, ``tags`` (a list): the suite's metadata.
+* ``name``, ``description``, ``version``, ``author``, ``license``, ``tags`` (a
+  list): the suite's metadata.
 * ``target`` / ``targets`` / ``providers``: target names from targets.yaml (a
   provider id such as ``openai:chat:gpt-4o`` works as in promptfoo).
 * ``default_test``, ``evaluate_options`` (``repeat``, ``max_concurrency``,
@@ -113,6 +114,9 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if errors:
         raise SpecErrors(errors)
     suite.workspace = workspace
+    for key in ("author", "license"):  # the suite's metadata, stored with it (suites.spec) as eval.yaml's
+        if raw.get(key) is not None:
+            setattr(suite, key, str(raw[key]))
     if isinstance(raw.get("tags"), list):
         suite.tags = [str(t) for t in raw["tags"]]
     return suite, warnings

@@ -61,6 +61,11 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar"}
 EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
+# AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
+# snake-case spellings of evaluate options.
+AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
+AGENTV_EXECUTION_KEYS = {"skip_defaults"}
+AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
 
 
 MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
@@ -89,8 +94,7 @@ class Loader:
             self.ctx.error(self.doc, (key,), f"got {type(raw).__name__}", "a mapping")
             return
         if self.dialect == "agentv":  # AgentV spells them in snake case
-            camel = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
-            raw = {camel.get(k, k): v for k, v in raw.items()}
+            raw = {AGENTV_EVALUATE_NAMES.get(k, k): v for k, v in raw.items()}
         self.ctx.unknown_keys(self.doc, (key,), raw, EVALUATE_KEYS)
         if "repeat" in raw:
             try:
@@ -160,8 +164,7 @@ class Loader:
         if not isinstance(data, dict):
             self.ctx.error(doc, path, f"got {type(data).__name__}", "a test mapping")
             return []
-        known = TEST_KEYS | ({"id", "expected_output", "execution", "conversation_id", "input"}
-                             if self.dialect == "agentv" else set())
+        known = TEST_KEYS | (AGENTV_TEST_KEYS if self.dialect == "agentv" else set())
         self.ctx.unknown_keys(doc, path, data, known)
         self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
                                          "assertScoringFunction": "custom scoring functions"})
@@ -180,7 +183,7 @@ class Loader:
             data = {**data, "vars": variables}
         execution = data.get("execution") or {}
         if self.dialect == "agentv" and isinstance(execution, dict):
-            self.ctx.unknown_keys(doc, path + ("execution",), execution, {"skip_defaults"})
+            self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
         variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"))

@@ -7,7 +7,9 @@ every type shares: ``not-`` prefix (and AgentV's ``negate``) -> ``negate``;
 template; ``transform`` (and the test's ``options.transform``) -> a
 ``transformed`` wrapper; ``$ref`` to ``#/assertionTemplates/...``; values
 rendered with the test's variables and ``file://`` values read. A per-assertion
-``provider`` and unknown types are refused with one line; nothing is dropped.
+``provider`` and unknown types are refused with one line; a ``threshold`` on a
+pass/fail type, or a ``value`` on a type that reads none, is stored as an
+"accepted but not used" warning; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
 )
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
+
+# Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
+THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
+# Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
+VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call"}
 
 
 def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
@@ -161,6 +168,13 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     except Refused as exc:
         ctx.error(doc, path, f"{kind}: {exc}")
         return None
+    if "threshold" in raw and "threshold" not in built and base not in THRESHOLD_READ_BY_VOCABULARY:
+        # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
+                            f"({kind} passes or fails without a threshold)")
+    if "value" in raw and base in VALUE_NOT_READ:
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
+                            f"({kind} reads no value)")
     if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
         return None

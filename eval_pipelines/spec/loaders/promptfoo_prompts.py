@@ -30,6 +30,7 @@ from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
 
 ROLES = ("system", "user", "assistant", "tool")
+PROMPT_KEYS = {"raw", "id", "label", "config"}  # a prompt given as a mapping
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
 
 
@@ -166,7 +167,7 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     elif _messages_from(raw) is not None:
         prompt = Prompt(label or f"prompt-{index + 1}", messages=_messages_from(raw))
     elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
-        ctx.unknown_keys(doc, path, raw, {"raw", "id", "label", "config"})
+        ctx.unknown_keys(doc, path, raw, PROMPT_KEYS)
         if "config" in raw:
             ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
                       "provider settings under `providers`")

@@ -30,6 +30,10 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
 from eval_pipelines.spec.source import Document, read_text
 
+SCENARIO_KEYS = {"description", "config", "tests"}
+# promptfoo's special CSV columns (src/csv.ts); `*` stands for a name or a number after the prefix.
+CSV_COLUMNS = ("__expected", "__expected*", "__config:*", "__description", "__metadata:*", "__metadata:*[]",
+               "__threshold", "__metric", "__prefix", "__suffix")
 TEST_FILE_SUFFIXES = (".csv", ".jsonl", ".yaml", ".yml", ".json")
 # promptfoo's base assertion types, for reading assertion strings in CSV cells.
 ASSERTION_TYPES = sorted("""
@@ -133,7 +137,7 @@ def _csv_tests(ctx: LoadContext, file: Path) -> list[RawTest]:
                     test.setdefault("metadata", {})[name] = value
             elif key.startswith("__"):
                 ctx.error(doc, (len(out), key), f"CSV column {key!r} is not supported",
-                          "__expected*, __description, __metadata:*, __threshold, __metric, __prefix, __suffix")
+                          ", ".join(c for c in CSV_COLUMNS if c not in ("__expected", "__metadata:*[]")))
             else:
                 test["vars"][key] = value
         for column, name, value in configs:  # `__config:__expected2:threshold` configures that column's assertion
@@ -266,7 +270,7 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
         if not isinstance(scenario, dict):
             ctx.error(doc, path, "invalid scenario", "a mapping with `config` and `tests`")
             continue
-        ctx.unknown_keys(doc, path, scenario, {"description", "config", "tests"})
+        ctx.unknown_keys(doc, path, scenario, SCENARIO_KEYS)
         rows = scenario.get("config") or [{}]
         tests = collect_raw_tests(ctx, doc, path + ("tests",), scenario.get("tests"), dialect)
         if not isinstance(rows, list):

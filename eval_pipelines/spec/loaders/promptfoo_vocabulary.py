@@ -202,6 +202,7 @@ VOCABULARY.update({
 
 
 SCRIPT_TYPES = ("script", "code-grader", "code-judge")
+SCRIPT_KEYS = {"cwd"}  # fields of AgentV's script assertions besides AGENTV_COMMON (others go to its config)
 
 
 def agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -212,7 +213,7 @@ def agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
             raise Refused("`command` is required for a script assertion")
         if raw.get("cwd", ".") not in (".", "./"):
             raise Refused("`cwd` other than the suite's folder is not supported (commands run from it)")
-        extra = {k: v for k, v in raw.items() if k not in AGENTV_COMMON | {"cwd"}}
+        extra = {k: v for k, v in raw.items() if k not in AGENTV_COMMON | SCRIPT_KEYS}
         out: dict[str, Any] = {"type": "code_judge", "command": command}
         if "config" in raw or extra:
             out["config"] = {**(raw.get("config") or {}), **extra}

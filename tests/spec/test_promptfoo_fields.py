@@ -1,0 +1,182 @@
+"""promptfoo config fields whose effect, refusal or warning no other test showed
+(tests/spec/field_contract.yaml names these tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.spec.loaders.promptfoo import REFUSED_KEYS, WARN_KEYS
+from eval_pipelines.spec.loaders.promptfoo_providers import PROVIDER_KEYS
+
+HEAD = "prompts: ['{{ q }}']\nproviders: [echo]\n"
+ONE_TEST = "tests: [{vars: {q: x}}]\n"
+
+
+def load(tmp_path: Path, config: str, **files: str):
+    for name, text in files.items():
+        (tmp_path / name.replace("__", ".")).write_text(text)
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(config)
+    return load_suite(path)
+
+
+def refusal(tmp_path: Path, config: str) -> str:
+    with pytest.raises(SpecErrors) as caught:
+        load(tmp_path, config)
+    assert "Traceback" not in str(caught.value)
+    return str(caught.value).splitlines()[0]
+
+
+def test_suite_description_tags_targets_and_schema(tmp_path: Path) -> None:
+    suite, warnings = load(tmp_path, """
+$schema: https://promptfoo.dev/config-schema.json
+description: Translation checks
+tags: {team: lang, tier: gold}
+prompts: ['{{ q }}']
+targets: [echo]
+tests: [{vars: {q: x}}]
+""")
+    assert suite.description == "Translation checks"
+    assert suite.tags == ["team:lang", "tier:gold"]
+    assert suite.execution.targets == ["echo"] and suite.target_configs[0]["command"] == ["cat"]
+    assert warnings == []
+
+
+def test_assertion_templates_are_reached_by_ref(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, HEAD + """
+assertionTemplates:
+  saysHi: {type: icontains, value: hi}
+tests: [{vars: {q: x}, assert: [{$ref: '#/assertionTemplates/saysHi'}]}]
+""")
+    assert [(a.type, a.config["value"]) for a in suite.tests[0].assertions] == [("icontains", "hi")]
+
+
+@pytest.mark.parametrize("key", sorted(REFUSED_KEYS))
+def test_every_refused_top_level_key_is_one_line(tmp_path: Path, key: str) -> None:
+    line = refusal(tmp_path, HEAD + ONE_TEST + f"{key}: {{}}\n")
+    assert f"`{key}`" in line and "is not supported" in line
+
+
+@pytest.mark.parametrize("key", sorted(WARN_KEYS))
+def test_every_warned_top_level_key_is_a_stored_warning(tmp_path: Path, key: str) -> None:
+    _, warnings = load(tmp_path, HEAD + ONE_TEST + f"{key}: x\n")
+    assert [w for w in warnings if f"{key}: accepted but not used" in w]
+
+
+def test_per_test_provider_and_threshold(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, HEAD + """
+tests:
+  - vars: {q: x}
+    provider: {id: 'exec: python3 run.py', label: runner}
+    threshold: 0.5
+  - vars: {q: y}
+""")
+    first, second = suite.tests
+    assert first.targets == ["runner"] and first.threshold == 0.5
+    assert second.targets is None and second.threshold is None
+    assert {c["name"] for c in suite.target_configs} == {"echo", "runner"}
+
+
+@pytest.mark.parametrize(("field", "needle"), [
+    ("providerOutput: fixed", "providerOutput"),
+    ("assertScoringFunction: file://score.js", "assertScoringFunction"),
+    ("options: {disableConversationVar: true}", "disableConversationVar"),
+    ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
+])
+def test_unsupported_test_fields_are_refused(tmp_path: Path, field: str, needle: str) -> None:
+    line = refusal(tmp_path, HEAD + f"tests:\n  - vars: {{q: x}}\n    {field}\n")
+    assert needle in line and "not supported" in line
+
+
+def test_test_options_postprocess_rubric_prompt_and_warned_options(tmp_path: Path) -> None:
+    suite, warnings = load(tmp_path, HEAD + """
+tests:
+  - vars: {q: x}
+    options:
+      postprocess: output.trim()
+      rubricPrompt: 'Grade {{ output }} against {{ rubric }}'
+      runSerially: true
+      provider: openai:gpt-4o
+    assert:
+      - {type: contains, value: x}
+      - {type: llm-rubric, value: polite}
+""")
+    contains, judged = suite.tests[0].assertions
+    assert contains.type == "transformed" and contains.config["transform"] == ["output.trim()"]
+    assert judged.type == "transformed" and judged.config["assert"]["prompt"] == "Grade {output} against {criteria}"
+    assert any("options.runSerially" in w for w in warnings)
+    assert any("options.provider" in w and "judge target" in w for w in warnings)
+
+
+def test_assertion_threshold_weight_metric_config_and_rubric_prompt(tmp_path: Path) -> None:
+    suite, warnings = load(tmp_path, HEAD + """
+tests:
+  - vars: {q: x}
+    assert:
+      - {type: rouge-n, value: a b c, threshold: 0.3, weight: 2, metric: overlap}
+      - {type: python, value: "len(output) >= context['config']['n']", config: {n: 1}}
+      - {type: llm-rubric, value: polite, rubricPrompt: 'Is {{ output }} {{ rubric }}?'}
+      - {type: contains, value: x, threshold: 0.9}
+      - {type: latency, threshold: 500, value: 100}
+""")
+    rouge, script, judged, contains, latency = suite.tests[0].assertions
+    assert (rouge.type, rouge.config["threshold"], rouge.weight, rouge.name) == ("rouge_n", 0.3, 2, "overlap")
+    assert script.config["config"] == {"n": 1}
+    assert judged.config["prompt"] == "Is {output} {criteria}?"  # promptfoo's variables, in our judge's names
+    assert "threshold" not in contains.config
+    assert [w for w in warnings if "assert.3.threshold: accepted but not used" in w]
+    assert latency.config == {"max_ms": 500}
+    assert [w for w in warnings if "assert.4.value: accepted but not used" in w]
+    assert len(warnings) == 2
+
+
+def test_assert_set_groups_assertions(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, HEAD + """
+tests:
+  - vars: {q: x}
+    assert:
+      - type: assert-set
+        assert: [{type: contains, value: a}, {type: contains, value: b}]
+""")
+    group = suite.tests[0].assertions[0]
+    assert group.type == "composite" and group.config["aggregator"] == "all"
+    assert [a["value"] for a in group.config["assert"]] == ["a", "b"]
+
+
+def test_openai_provider_api_host_and_max_completion_tokens(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, """
+prompts: ['{{ q }}']
+providers: [{id: 'openai:chat:m', config: {apiHost: llm.example.org, max_completion_tokens: 7}}]
+tests: [{vars: {q: x}}]
+""")
+    config = suite.target_configs[0]
+    assert config["base_url"] == "https://llm.example.org/v1" and config["max_tokens"] == 7
+
+
+@pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config"}))
+def test_unsupported_provider_fields_are_refused(tmp_path: Path, key: str) -> None:
+    line = refusal(tmp_path, f"prompts: ['{{{{ q }}}}']\nproviders: [{{id: echo, {key}: x}}]\n" + ONE_TEST)
+    assert f"provider `{key}` is not supported" in line
+
+
+def test_prompts_as_mappings_with_raw_id_and_label(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, """
+prompts:
+  - {raw: 'Say {{ q }}', label: say}
+  - {id: file://ask.txt, label: ask}
+providers: [echo]
+tests: [{vars: {q: x}}]
+""", ask__txt="Ask {{ q }}")
+    assert [(c.metadata["prompt"], c.input[0].content) for c in suite.tests] == [("say", "Say x"), ("ask", "Ask x")]
+    line = refusal(tmp_path, "prompts: [{raw: hi, config: {temperature: 0}}]\nproviders: [echo]\n" + ONE_TEST)
+    assert "per-prompt provider config is not supported" in line
+
+
+def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
+    suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
+                    t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")
+    assert [c.assertions[0].config["threshold"] for c in suite.tests] == [0.6, 0.8]  # an empty cell: the cell's default
