@@ -31,6 +31,12 @@ def _paths(root: Path, db: str | None):
     return ProjectPaths.from_root(root.resolve(), db or os.environ.get("EVAL_PIPELINES_DB"))
 
 
+def _report_root(root: Path) -> Path:
+    """``reports/`` of the project; ``.data/reports`` when the project folder is a skill
+    folder (`run .` inside it), so the reports do not become part of the skill's content."""
+    return root / ".data" / "reports" if (root / "SKILL.md").is_file() else root / "reports"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from eval_pipelines.spec.loaders.datasets import DATASET_SUFFIXES, read_test_rows
     from eval_pipelines.spec.loader import load_skill, load_suite
@@ -204,7 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.addHandler(_StderrWarnings(logging.WARNING))
         log.propagate = False
     ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}", paths=paths,
-                       report_root=root / "reports", env=lambda names: {n: os.environ.get(n) for n in names},
+                       report_root=_report_root(root), env=lambda names: {n: os.environ.get(n) for n in names},
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
     ctx.memo["loaded"] = loaded
     outcomes: list[CheckOutcome] = []

@@ -259,16 +259,23 @@ def _setup_error(returncode: int | None, stderr: bytes) -> str | None:
     return text[marker + len(SETUP_ERROR):].strip() or None if marker >= 0 else None
 
 
+# This tool's own outputs when a skill folder is also the project folder (`run .` inside it):
+# the DuckDB file being written and the Dagster instance are not the skill's to read.
+NOT_COPIED = (".data", ".dagster")
+
+
 def _copy_package(source: Path, workdir: Path) -> None:
     """A copy of the package, links kept as links (one pointing outside stays dangling inside)."""
     total = 0
     for path in source.rglob("*"):
+        if set(path.relative_to(source).parts) & set(NOT_COPIED):
+            continue
         if path.is_file() and not path.is_symlink():
             total += path.stat().st_size
             if total > MAX_COPY_BYTES:
                 raise ValueError(f"{source} holds more than {MAX_COPY_BYTES // 2**20} MB; "
                                  f"too large to copy into the sandbox")
-    shutil.copytree(source, workdir, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(source, workdir, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
 
 
 # ------------------------------------------------------------------ run directory

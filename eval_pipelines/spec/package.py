@@ -34,7 +34,10 @@ SUITE_CANDIDATES = (
     "eval/promptfooconfig.yaml", "evals/promptfooconfig.yaml",
     "suite.yaml", "evals/suite.yaml",  # AgentV v5
 )
-IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store"}
+# Not the skill's content: caches, VCS, and this tool's own outputs (`.data`: the DuckDB file
+# and reports, `.dagster`: the instance) when a skill folder is also the project folder
+# (`eval-pipelines run .` inside it); hashing them would change the version on every run.
+IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store", ".data", ".dagster"}
 
 MAX_ZIP_ENTRIES = 5_000
 MAX_ZIP_TOTAL_BYTES = 200 * 1024 * 1024

@@ -528,3 +528,10 @@ def test_validate_and_run_dot_inside_a_skill_folder(capsys, models: Models, tmp_
     db = tmp_path / "dot.duckdb"
     assert main(["run", ".", "--db", str(db)]) == EXIT_OK, capsys.readouterr()
     assert sql(db, "SELECT target, verdict FROM test_results") == [("own", "pass")]
+    # The run's own outputs stay out of the skill's content: a second run, with the default
+    # database in the folder, sees the same package hash, and no reports/ appears in the skill.
+    assert main(["run", "."]) == EXIT_OK, capsys.readouterr()
+    assert main(["run", "."]) == EXIT_OK, capsys.readouterr()
+    hashes = sql(skill / ".data" / "eval_pipelines.duckdb", "SELECT DISTINCT package_hash FROM suites")
+    assert len(hashes) == 1 and sql(db, "SELECT package_hash FROM suites") == hashes
+    assert not (skill / "reports").exists() and any((skill / ".data" / "reports").rglob("*.md"))
