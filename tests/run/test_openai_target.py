@@ -136,7 +136,7 @@ def test_429_retry_after_is_honoured(fake_openai: FakeOpenAIServer) -> None:
 @pytest.mark.parametrize("first", ["500", "503", "429-no-retry-after", "reset"])
 def test_transient_failure_then_success(fake_openai: FakeOpenAIServer, first: str) -> None:
     fake_openai.plan(first)
-    out, elapsed = _generate(fake_openai)
+    out, _ = _generate(fake_openai)
 
     assert out.error is None
     assert out.output == "hi"

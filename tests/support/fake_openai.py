@@ -488,6 +488,7 @@ class FakeOpenAIServer:
             self.paths.clear()
             self.headers.clear()
             self.faults_served.clear()
+            self.max_in_flight = self.in_flight
 
     def _record(self, path: str, body: dict[str, Any] | None, headers: dict[str, str]) -> str:
         """Count the request and decide its fault (``"ok"`` for none)."""
