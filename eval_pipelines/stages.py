@@ -25,7 +25,7 @@ import pandas as pd
 
 from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
-from eval_pipelines.grading.dispatch import agrade_outputs, grade_frame
+from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.project import ProjectPaths, find_package_source
 from eval_pipelines.reports.files import write_partition_reports
@@ -215,6 +215,11 @@ def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[M
     _, context = grading_context(ctx.connection(), ctx.partition, suite.baseline)
     suite_dir = Path(suite.source_file).parent
 
+    # The grades decided on are handed to the grades stage, which keeps them for the outputs
+    # it stores unchanged: a judge is asked once per output, and the stored grade is the one
+    # that decided whether the case ran again.
+    decided: GradedAlready = ctx.memo.setdefault("early_grades", {})
+
     async def passes(output: ModelOutput) -> bool:
         judge = _judge(ctx, stored)  # its client belongs to this event loop: closed after use
         try:
@@ -222,6 +227,7 @@ def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[M
         finally:
             if judge is not None and hasattr(judge, "aclose"):
                 await judge.aclose()
+        decided[(output.test_id, output.target, output.trial)] = (output, grades)
         return score_case(grades, output_error(output)).verdict == "pass"
 
     return passes
@@ -239,7 +245,8 @@ def grade(ctx: StageContext) -> StageResult:
         ctx.log.info(f"regression comparisons use the outputs of {baseline.skill_version} ({baseline.eval_date})")
     graded = grade_frame(stored.suite, outputs, tables.decode_outputs,
                          suite_dir=Path(stored.suite.source_file).parent,
-                         make_judge=lambda: _judge(ctx, stored), context=context)
+                         make_judge=lambda: _judge(ctx, stored), context=context,
+                         graded_already=ctx.memo.get("early_grades"))
     frame = tables.encode_grades(graded, ctx.partition, ctx.run_id, stored.suite.name)
     return StageResult(_write(ctx, "grades", frame))
 
@@ -349,7 +356,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("model_outputs", "One output (or error row) per case x target x trial, from the suite's targets.",
           ("model_outputs",), frozenset({"openai", "duckdb"}), call_targets, ("suite",)),
     Stage("grades", "One grade per output x assertion, with score, status and readable details.",
-          ("grades",), frozenset({"python", "duckdb"}), grade, ("suite", "model_outputs")),
+          ("grades",), frozenset({"python", "duckdb"}), grade, ("suite", "model_outputs", "early_grades")),
     Stage("test_results", "Per output: gated weighted score, verdict (pass/borderline/fail) and status.",
           ("test_results",), frozenset({"duckdb"}), score, ("suite", "grades", "outputs")),
     Stage("metrics", "Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "

@@ -199,15 +199,28 @@ def grade_batch(plan: pd.DataFrame, outputs: pd.DataFrame) -> pd.DataFrame:
 
 # ---- a partition -------------------------------------------------------------------
 
+# Grades given during the model phase (failFast, re-runs), by (test_id, target, trial):
+# the output that was graded and its grades.
+GradedAlready = dict[tuple[str, str, int], tuple[ModelOutput, list[Grade]]]
+
+
+def _same_output(a: ModelOutput, b: ModelOutput) -> bool:
+    """The same answer as far as any grader can tell (attempt counters and the cache flag aside)."""
+    def plain(o: ModelOutput) -> ModelOutput:
+        return replace(o, cached=False, attempts=0, trace=json.loads(json.dumps(o.trace, default=str)))
+    return plain(a) == plain(b)
+
+
 def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.DataFrame], list[ModelOutput]],
                 *, suite_dir: Path | None, make_judge: Callable[[], "Judge | None"] = lambda: None,
-                context: GradingContext | None = None) -> pd.DataFrame:
+                context: GradingContext | None = None, graded_already: GradedAlready | None = None) -> pd.DataFrame:
     """``GRADE_COLUMNS`` rows for every stored output x assertion, sorted.
 
     ``outputs`` are ``model_outputs`` rows; ``to_outputs`` turns a subset of them
     into ``ModelOutput``s: only outputs with an assertion the batch path cannot
     take are decoded and graded one by one, with the judge ``make_judge`` gives
-    (created only then, and closed on the same event loop).
+    (created only then, and closed on the same event loop). An output graded already
+    (``graded_already``) and stored unchanged keeps those grades: no second judge call.
     """
     plan = batch_plan(suite)
     batched = grade_batch(plan, outputs)
@@ -216,16 +229,26 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
     rows = []
     if scalar_cases and not outputs.empty:
         one_by_one = to_outputs(outputs[outputs["test_id"].isin(scalar_cases)])
+        kept: list[tuple[ModelOutput, list[Grade]]] = []
+        to_grade: list[ModelOutput] = []
+        for o in one_by_one:
+            earlier = (graded_already or {}).get((o.test_id, o.target, o.trial))
+            if earlier is not None and _same_output(earlier[0], o):
+                kept.append((o, [g for g in earlier[1] if (o.test_id, g.assertion_index) not in handled]))
+            else:
+                to_grade.append(o)
 
         async def run() -> list[tuple[ModelOutput, list[Grade]]]:
+            if not to_grade:
+                return []
             judge = make_judge()
             try:
-                return await agrade_outputs(suite, one_by_one, suite_dir, judge, context, handled)
+                return await agrade_outputs(suite, to_grade, suite_dir, judge, context, handled)
             finally:
                 if judge is not None and hasattr(judge, "aclose"):
                     await judge.aclose()
 
-        for o, grades in asyncio.run(run()):
+        for o, grades in kept + asyncio.run(run()):
             for g in grades:
                 rows.append({
                     "test_id": o.test_id, "target": o.target, "trial": o.trial,

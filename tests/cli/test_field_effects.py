@@ -233,6 +233,27 @@ def test_eval_yaml_settings_fail_fast_and_rerun_failed(capsys, models: Models, t
         ("a", 2, "graded", "pass"), ("b", 2, "graded", "fail"), ("c", 0, "not_run", None)]
 
 
+def test_rerun_cases_ask_the_judge_once_per_attempt(capsys, models: Models, tmp_path: Path) -> None:
+    """The model phase grades each attempt to decide on a re-run; the grades stage keeps those
+    grades for the stored outputs instead of asking the judge a second time."""
+    models.replies["one"] = ["wrong", "one"]  # fails, then passes when re-run
+    suite = """\
+    settings: {rerun_failed: 1, max_concurrency: 1}
+    tests:
+      - {id: a, input: one, criteria: Says one., assert: [{type: equals, value: one}, {type: llm_judge}]}
+      - {id: b, input: two, criteria: Says two., assert: [{type: equals, value: two}, {type: llm_judge}]}
+    """
+    skill = make_skill(tmp_path, {"eval.yaml": suite})
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    assert sql(db, "SELECT test_id, attempts FROM model_outputs ORDER BY 1") == [("a", 2), ("b", 1)]
+    judged = [last_user_message(r) for r in models.chat_requests(judge=True)]
+    assert len(judged) == 3  # a's two attempts and b's one: none judged twice
+    assert sum("wrong" in text for text in judged) == 1
+    assert sql(db, "SELECT test_id, count(*), bool_and(status = 'graded') FROM grades GROUP BY 1 ORDER BY 1") == [
+        ("a", 2, True), ("b", 2, True)]
+
+
 HARNESS_EVAL_FILE = """\
 schema_version: "1.0"
 eval_type: capability
