@@ -1,5 +1,10 @@
 """A run against its baseline: which run is the baseline, each case's change
-(regressed, fixed, changed, same, new) and the pipeline's statistical verdicts.
+(now_failing, now_passing, changed, same, new) and the pipeline's statistical verdicts.
+
+A trial's change is a description, not a verdict: one trial that passed before and
+fails now is ``now_failing``. Only the regression stage says "regressed" - of a
+target (a significant and large enough drop) or of a case (a q-value within the
+false-discovery rate) - and the reports take those words from it alone.
 
 The baseline is the suite's pinned ``baseline`` or the previous version with
 results (``store.queries.previous_version``, the pipeline's own rule), or an
@@ -55,9 +60,9 @@ def classify_change(case: CaseResult, base: BaselineCase | None) -> str:
     if base is None:
         return "new"
     if base.passed and case.counted and not case.passed:
-        return "regressed"
+        return "now_failing"
     if case.passed and base.status in COUNTED and not base.passed:
-        return "fixed"
+        return "now_passing"
     if case.verdict != base.verdict or case.status != base.status:
         return "changed"
     return "same"
@@ -115,6 +120,13 @@ def significance(con, run: RunInfo, baseline: RunInfo | None) -> list[dict[str, 
         r["broken"] = bool(found and found["change"] == "broken")
         r["labelled"] = labelled.get(r["target"], [])
     return rows
+
+
+def labelled_regressed(significance: list[dict[str, Any]]) -> list[str]:
+    """The cases the regression stage labelled regressed on any target (q-value <= case_fdr),
+    lowest q first; empty without a baseline (``significance`` as ``significance()`` gives it)."""
+    ranked = sorted((q, test_id) for sig in significance for test_id, q in sig.get("labelled", []))
+    return list(dict.fromkeys(test_id for _, test_id in ranked))
 
 
 def verdict_flags(sig: dict[str, Any]) -> str:

@@ -25,8 +25,8 @@ th{background:var(--soft);font-weight:600}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;color:#fff;background:var(--skip);white-space:nowrap}
 .badge.pass{background:var(--pass)}.badge.fail{background:var(--fail)}.badge.borderline{background:var(--border)}
 .badge.error{background:var(--err)}
-.change{font-size:12px;font-weight:600;text-transform:uppercase}.change.regressed{color:var(--fail)}
-.change.fixed{color:var(--pass)}.change.changed{color:var(--border)}.change.new{color:var(--accent)}
+.change{font-size:12px;font-weight:600;text-transform:uppercase}.change.now_failing{color:var(--fail)}
+.change.now_passing{color:var(--pass)}.change.changed{color:var(--border)}.change.new{color:var(--accent)}
 .chart{display:block;max-width:100%;height:auto;margin:6px 0}
 .chart .grid{stroke:var(--line);stroke-width:1}.chart .axis{fill:var(--muted);font-size:11px}
 .chart .value{fill:var(--fg);font-size:12px;font-weight:600}
@@ -48,7 +48,7 @@ table.diff{width:100%;table-layout:fixed;margin:4px 0 8px}table.diff td{width:50
 table.diff pre{background:none;padding:1px 4px}table.diff tr.chg td,table.diff tr.add td,table.diff tr.del td{background:#fffbe6}
 del{background:#ffd7d5;text-decoration:line-through}ins{background:#ccf0d4;text-decoration:none}
 .diff-block{border:1px solid var(--line);border-radius:6px;padding:4px 12px;margin:10px 0}
-.diff-block.regressed{border-left:4px solid var(--fail)}.diff-block.fixed{border-left:4px solid var(--pass)}
+.diff-block.now_failing{border-left:4px solid var(--fail)}.diff-block.now_passing{border-left:4px solid var(--pass)}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 @media print{.filters,button.toggle::before{display:none}tr.detail[hidden]{display:none}}
 """

@@ -81,7 +81,7 @@ def diff_table(case: CaseResult, baseline_label: str, current_label: str) -> str
 def regressions_section(data: ReportData) -> str:
     if data.baseline is None:
         return ""
-    flipped = data.changed("regressed") + data.changed("fixed")
+    flipped = data.changed("now_failing") + data.changed("now_passing")
     parts = [f'<section id="regressions"><h2>Changes since {e(data.baseline.version)}</h2>']
     for sig in data.significance:
         parts.append(

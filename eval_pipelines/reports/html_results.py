@@ -121,7 +121,7 @@ def results_section(data: ReportData) -> str:
         f'{_options(sorted({c.target for c in data.cases}), "all targets")}</select></label>',
     ]
     if compared:
-        changes = [k for k in ("regressed", "fixed", "changed", "same", "new") if data.changed(k)]
+        changes = [k for k in ("now_failing", "now_passing", "changed", "same", "new") if data.changed(k)]
         filters.append(f'<label>Change <select id="filter-change" data-filter="change">'
                        f'{_options(changes, "all changes")}</select></label>')
     filters.append('<label>Search <input id="filter-text" type="search" placeholder="id, name, output"></label>')

@@ -5,6 +5,7 @@ recommendations. The figures come from ``json_report`` so every format agrees.
 
 from __future__ import annotations
 
+from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.data import ReportData
 from eval_pipelines.reports.html_format import code_spans, e, pct
 from eval_pipelines.reports.json_report import format_value, metric_table, recommendations, summary
@@ -25,7 +26,10 @@ def cards_section(data: ReportData) -> str:
         ("Cases", f'{s["cases"]}'),
     ]
     if data.baseline is not None:
-        cards.append(("Regressed / fixed", f'{len(data.changed("regressed"))} / {len(data.changed("fixed"))}'))
+        # "Regressed" is the statistical label only; single trials that flipped are counted apart.
+        cards.append(("Labelled regressed", f'{len(labelled_regressed(data.significance))}'))
+        cards.append(("Now failing / passing",
+                      f'{len(data.changed("now_failing"))} / {len(data.changed("now_passing"))}'))
     return '<section class="cards" id="summary">' + "".join(
         f'<div class="card"><div class="label">{e(label)}</div><div class="big">{value}</div></div>'
         for label, value in cards) + "</section>"

@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any, Iterable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
 
 SCHEMA_VERSION = "1.0"
@@ -293,13 +294,20 @@ def recommendations(data: ReportData) -> list[str]:
                         f"(threshold `{name}`)")
 
     # 4. Regressions against the baseline.
-    regressed = data.changed("regressed")
-    if regressed and data.baseline is not None:
+    # Only the statistical labels are called regressions; single trials that flipped are
+    # named apart, since with flaky cases some always do.
+    labelled = labelled_regressed(data.significance)
+    if labelled and data.baseline is not None:
+        more = f" and {len(labelled) - ID_LIST_LIMIT} more" if len(labelled) > ID_LIST_LIMIT else ""
+        recs.append(f"Investigate {plural(len(labelled), 'case')} labelled regressed against "
+                    f"{data.baseline.version}: {', '.join(labelled[:ID_LIST_LIMIT])}{more}")
+    failing = [c for c in data.changed("now_failing") if c.test_id not in labelled and c.baseline is not None]
+    if failing and data.baseline is not None:
         flips = ", ".join(f"{c.test_id} ({c.baseline.verdict or c.baseline.status} → {c.outcome})"
-                          for c in regressed[:ID_LIST_LIMIT] if c.baseline is not None)
-        more = f" and {len(regressed) - ID_LIST_LIMIT} more" if len(regressed) > ID_LIST_LIMIT else ""
-        recs.append(f"Investigate {plural(len(regressed), 'regression')} against {data.baseline.version}: "
-                    f"{flips}{more}")
+                          for c in failing[:ID_LIST_LIMIT])
+        more = f" and {len(failing) - ID_LIST_LIMIT} more" if len(failing) > ID_LIST_LIMIT else ""
+        recs.append(f"Not labelled regressed (within chance on their own): {plural(len(failing), 'trial')} "
+                    f"passing in {data.baseline.version} now fail{'s' if len(failing) == 1 else ''}: {flips}{more}")
 
     # 5. Failing assertions, grouped by type and name, most frequent first.
     groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
@@ -368,8 +376,10 @@ def comparison(data: ReportData) -> dict[str, Any] | None:
         "baseline_run_id": data.baseline.run_id,
         "pass_rate": {"baseline": base, "current": cur,
                       "delta": None if base is None or cur is None else round(cur - base, 6)},
-        "regressed": [c.test_id for c in data.changed("regressed")],
-        "fixed": [c.test_id for c in data.changed("fixed")],
+        # Labelled by the regression stage (q-value <= case_fdr); the per-trial flips follow.
+        "regressed": labelled_regressed(data.significance),
+        "now_failing": [c.test_id for c in data.changed("now_failing")],
+        "now_passing": [c.test_id for c in data.changed("now_passing")],
         "changed": [c.test_id for c in data.changed("changed")],
         "new": [c.test_id for c in data.changed("new")],
         "removed": list(data.removed),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from eval_pipelines.reports.comparison import verdict_flags, verdict_notes
+from eval_pipelines.reports.comparison import labelled_regressed, verdict_flags, verdict_notes
 from eval_pipelines.reports.data import CaseResult, ReportData
 from eval_pipelines.reports.json_report import (
     actual_text,
@@ -149,8 +149,8 @@ def _checklist(data: ReportData) -> list[str]:
             name = f": {cell(case.name)}" if case.name and case.name != case.test_id else ""
             mark = "x" if case.passed else " "
             notes = [w for w in (_status_word(case),) if w]
-            if case.change in ("regressed", "fixed") and case.baseline is not None:
-                notes.append(f"{case.change}: {case.baseline.verdict or case.baseline.status} in "
+            if case.change in ("now_failing", "now_passing") and case.baseline is not None:
+                notes.append(f"{case.change.replace('_', ' ')}: {case.baseline.verdict or case.baseline.status} in "
                              f"{data.baseline.version if data.baseline else case.baseline.version}")
             note = f" ({'; '.join(notes)})" if notes else ""
             lines.append(f"- [{mark}] {cell(case_label(case, data))}{name}{note}")
@@ -166,7 +166,7 @@ def _checklist(data: ReportData) -> list[str]:
 def _changes(data: ReportData) -> list[str]:
     if data.baseline is None:
         return []
-    moved = [c for c in data.cases if c.change in ("regressed", "fixed", "changed")]
+    moved = [c for c in data.cases if c.change in ("now_failing", "now_passing", "changed")]
     lines = ["", f"### Changes since {cell(data.baseline.version)}", ""]
     base_rate, rate = data.baseline_metrics.get("pass_rate"), data.overall.get("pass_rate")
     if base_rate is not None and rate is not None:
@@ -187,7 +187,7 @@ def _changes(data: ReportData) -> list[str]:
               "|------|------|------|--------|"]
     for case in moved:
         before = case.baseline.verdict or case.baseline.status if case.baseline else "—"
-        lines.append(f"| {cell(case_label(case, data))} | {before} | {case.outcome} | {case.change} |")
+        lines.append(f"| {cell(case_label(case, data))} | {before} | {case.outcome} | {case.change.replace('_', ' ')} |")
     for case in data.changed("new"):
         lines.append(f"| {cell(case_label(case, data))} | — | {case.outcome} | new |")
     for test_id in data.removed:
@@ -220,10 +220,11 @@ def render_markdown_summary(data: ReportData) -> str:
              + (f", compared with {cell(data.baseline.skill_version)}" if data.baseline else ""), ""]
     lines += _metric_table(data) + ["", _counts_line(data)] + _warnings(data)
     if data.baseline is not None:
-        regressed = data.changed("regressed")
-        fixed = data.changed("fixed")
-        lines += ["", f"Regressed: {', '.join(cell(c.test_id) for c in regressed) or 'none'}; "
-                      f"fixed: {', '.join(cell(c.test_id) for c in fixed) or 'none'}"]
+        labelled = labelled_regressed(data.significance)
+        failing, passing = data.changed("now_failing"), data.changed("now_passing")
+        lines += ["", f"Labelled regressed (q <= case_fdr): {', '.join(cell(t) for t in labelled) or 'none'}; "
+                      f"trials now failing: {', '.join(cell(case_label(c, data)) for c in failing) or 'none'}; "
+                      f"now passing: {', '.join(cell(case_label(c, data)) for c in passing) or 'none'}"]
     lines += _recommendations(data)
     return "\n".join(lines).rstrip() + "\n"
 

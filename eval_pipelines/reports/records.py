@@ -86,7 +86,7 @@ class CaseResult:
     cached: bool = False
     grades: list[Grade] = field(default_factory=list)
     baseline: BaselineCase | None = None
-    change: str | None = None  # regressed | fixed | changed | same | new (comparisons only)
+    change: str | None = None  # now_failing | now_passing | changed | same | new (comparisons only)
     flaky: bool = False
 
     @property

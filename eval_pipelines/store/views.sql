@@ -128,10 +128,10 @@ SELECT * EXCLUDE (in_baseline, in_version),
            WHEN NOT in_baseline THEN 'new'
            WHEN NOT in_version THEN 'removed'
            WHEN baseline_verdict = 'pass' AND status IN ('graded', 'error') AND verdict IS DISTINCT FROM 'pass'
-               THEN 'regressed'
+               THEN 'now_failing'
            WHEN verdict = 'pass' AND baseline_status IN ('graded', 'error')
                 AND baseline_verdict IS DISTINCT FROM 'pass'
-               THEN 'fixed'
+               THEN 'now_passing'
            WHEN verdict IS DISTINCT FROM baseline_verdict OR status IS DISTINCT FROM baseline_status
                THEN 'changed'
            ELSE 'same'

@@ -127,7 +127,7 @@ def test_html_report_lists_every_failure_and_change_first_when_cases_exceed_the_
 
     monkeypatch.setattr(html_results, "HTML_CASE_LIMIT", 4)
     cases = [SimpleNamespace(test_id=f"c{i}", outcome="pass", change="same") for i in range(10)]
-    cases[7].outcome, cases[8].change, cases[9].outcome = "fail", "fixed", "error"
+    cases[7].outcome, cases[8].change, cases[9].outcome = "fail", "now_passing", "error"
     listed = html_results.listed_cases(SimpleNamespace(cases=cases))
     # the three notable cases and one passing case fill the limit, in the report's order
     assert [c.test_id for c in listed] == ["c0", "c7", "c8", "c9"]

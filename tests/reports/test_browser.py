@@ -105,11 +105,11 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
     assert [g.get_attribute("data-version") for g in chart.find_elements(By.CSS_SELECTOR, "g.bar")] == ["1.0.0", "1.1.0"]
 
     # The regression diff: tc-002 printed 27.0 where 1.0.0 printed 27.
-    diff = driver.find_element(By.CSS_SELECTOR, "#regressions .diff-block.regressed table.diff")
+    diff = driver.find_element(By.CSS_SELECTOR, "#regressions .diff-block.now_failing table.diff")
     assert diff.is_displayed()
     assert diff.find_element(By.CSS_SELECTOR, "td.old pre").text == "27"
     assert diff.find_element(By.CSS_SELECTOR, "td.new ins").text == ".0"
-    assert driver.find_element(By.CSS_SELECTOR, "#regressions .diff-block.fixed").is_displayed()
+    assert driver.find_element(By.CSS_SELECTOR, "#regressions .diff-block.now_passing").is_displayed()
 
     # Sorting by score puts the failing case first; a second click reverses.
     header = driver.find_element(By.CSS_SELECTOR, "#results-table th[data-key=score]")
@@ -128,7 +128,7 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
     Select(driver.find_element(By.ID, "filter-category")).select_by_value("")
     Select(driver.find_element(By.ID, "filter-target")).select_by_value("calc-script")
     assert len(_visible_rows(driver)) == 6
-    Select(driver.find_element(By.ID, "filter-change")).select_by_value("regressed")
+    Select(driver.find_element(By.ID, "filter-change")).select_by_value("now_failing")
     assert _visible_rows(driver) == ["tc-002"]
 
     # Per-case details open in place: input, output, each assertion with its reasoning, the diff.

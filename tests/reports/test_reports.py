@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from eval_pipelines.analysis.metrics import TrialResult, case_metrics, suite_met
 from eval_pipelines.reports import cli_report, files
 from eval_pipelines.reports.data import ReportError, grader_family, load_report
 from eval_pipelines.reports.html import diff_rows, render_html
-from eval_pipelines.reports.json_report import recommendations, report_schema, validate_report
+from eval_pipelines.reports.json_report import build_report, recommendations, report_schema, validate_report
 from eval_pipelines.reports.markdown import render_markdown, render_markdown_summary
 from eval_pipelines.store.views import MARKER_VIEW, VIEWS, ensure_views, install_views
 from eval_pipelines.store.connection import Partition, connect, replace_partition
@@ -192,9 +193,9 @@ def test_load_report_picks_latest_version_date_and_baseline(widget) -> None:  # 
     assert widget.run.duration_seconds == pytest.approx(42.0)
     assert widget.baseline is not None and widget.baseline.skill_version == "widget@1.0.0"
     changes = {c.test_id: c.change for c in widget.cases if c.trial == 0}
-    assert changes["xss"] == "regressed" and changes["fixed"] == "fixed" and changes["slow"] == "new"
+    assert changes["xss"] == "now_failing" and changes["fixed"] == "now_passing" and changes["slow"] == "new"
     assert changes["judge"] == "same" and widget.removed == ["old"]
-    assert [c.change for c in widget.cases if c.test_id == "flaky"] == ["same", "regressed"]
+    assert [c.change for c in widget.cases if c.test_id == "flaky"] == ["same", "now_failing"]
     assert {c.test_id for c in widget.cases if c.flaky} == {"flaky"}
     categories = {c.test_id: c.category for c in widget.cases}
     assert categories["judge"] == "regression"  # metadata eval_type
@@ -269,7 +270,12 @@ def test_json_report_matches_the_schema_and_seed_structure(widget) -> None:  # n
     xss = next(f for f in r["failures"] if f["eval_id"] == "xss")
     assert xss["details"]["actual"] == XSS and xss["details"]["baseline"]["verdict"] == "pass"
     assert xss["details"]["assertions"][0]["name"] == "exact"
-    assert r["comparison"]["regressed"] == ["xss", "flaky"] and r["comparison"]["fixed"] == ["fixed"]
+    # Trials that flipped are described, not labelled: no regression stage ran for this store.
+    assert r["comparison"]["now_failing"] == ["xss", "flaky"] and r["comparison"]["now_passing"] == ["fixed"]
+    assert r["comparison"]["regressed"] == []
+    assert not any("labelled regressed against" in rec for rec in r["recommendations"])
+    assert ("Not labelled regressed (within chance on their own): 2 trials passing in 1.0.0 now fail: "
+            "xss (pass → fail), flaky (pass → fail)") in r["recommendations"]
     assert r["comparison"]["new"] == ["slow"] and r["comparison"]["removed"] == ["old"]
     assert r["comparison"]["pass_rate"]["baseline"] == pytest.approx(4 / 9)
     assert r["gates"] == [
@@ -301,7 +307,16 @@ def test_recommendations_are_derived_from_the_failures(widget) -> None:  # noqa:
     text = "\n".join(recs)
     assert recs[0] == "Check target availability: 2 calls to `gpt` failed with HTTP 500 (err)"
     assert "Raise pass rate from 0.33 to at least 0.8 (threshold `required_pass_rate`)" in recs
-    assert "Investigate 2 regressions against 1.0.0: xss (pass → fail), flaky (pass → fail)" in recs
+    assert ("Not labelled regressed (within chance on their own): 2 trials passing in 1.0.0 now fail: "
+            "xss (pass → fail), flaky (pass → fail)") in recs
+    assert not any("labelled regressed against" in r for r in recs)
+    # A case the regression stage labelled is named as a regression, and only the other flip as a trial.
+    labelled = replace(widget, significance=[{"target": "gpt", "labelled": [("xss", 0.03)]}])
+    recs = recommendations(labelled)
+    assert "Investigate 1 case labelled regressed against 1.0.0: xss" in recs
+    assert ("Not labelled regressed (within chance on their own): 1 trial passing in 1.0.0 now fails: "
+            "flaky (pass → fail)") in recs
+    assert build_report(labelled)["eval_report"]["comparison"]["regressed"] == ["xss"]
     assert ("Fix `json_schema` assertion `shape` failing in 1 case (schema): "
             "'P2' is not one of ['low', 'medium', 'high']") in recs
     assert "Fix `contains` failures in 2 cases (flaky, judge)" in text
@@ -343,21 +358,22 @@ def test_markdown_phase_completion_layout(widget) -> None:  # noqa: ANN001
     assert "#### Uncategorised Evals (1/1 passed, 2 skipped)" in md
     lines = md.splitlines()
     i = lines.index(next(line for line in lines if line.startswith("- [ ] xss \\[trial 0\\]")))
-    assert "(FAILED; regressed: pass in 1.0.0)" in lines[i]
+    assert "(FAILED; now failing: pass in 1.0.0)" in lines[i]
     assert "Escapes \\<b\\>markup\\</b\\>" in lines[i]  # markup in names is escaped
     assert lines[i + 1] == "  - Expected: `safe`"
     assert lines[i + 2].startswith("  - Actual: `<script>")  # a code span: shown literally
     assert lines[i + 3].startswith("  - Why: exact: output differs")
-    assert any(line.startswith("- [x] fixed \\[trial 0\\]") and "fixed: fail in 1.0.0" in line for line in lines)
+    assert any(line.startswith("- [x] fixed \\[trial 0\\]") and "now passing: fail in 1.0.0" in line for line in lines)
     assert "- [ ] none \\[trial 0\\] (NOT EVALUATED)" in md
     assert "- [ ] human \\[trial 0\\] (PENDING HUMAN REVIEW)" in md
     assert "### Changes since 1.0.0" in md
-    assert "| xss \\[trial 0\\] | pass | fail | regressed |" in md  # markup in labels is escaped
+    assert "| xss \\[trial 0\\] | pass | fail | now failing |" in md  # markup in labels is escaped
     assert "| slow \\[trial 0\\] | — | pass | new |" in md and "| old | (present) | — | removed |" in md
     assert "### Recommendations" in md and "\n1. Check target availability" in md
     summary = render_markdown_summary(widget)
     assert "| Metric | Value | Threshold | Status |" in summary and "- [" not in summary
-    assert "Regressed: xss, flaky; fixed: fixed" in summary
+    assert ("Labelled regressed (q <= case_fdr): none; trials now failing: xss \\[trial 0\\], flaky \\[trial 1\\]; "
+            "now passing: fixed \\[trial 0\\]") in summary
 
 
 # ---- HTML --------------------------------------------------------------------------------
@@ -409,7 +425,7 @@ def test_html_has_table_filters_chart_details_and_diff(widget) -> None:  # noqa:
         assert f'id="{name}"' in page
     assert 'id="pass-rate-chart"' in page and page.count('<g class="bar ') == 2
     assert 'id="pass-rate-by-date-chart"' in page  # the version ran on two nights
-    assert 'class="diff-block regressed" id="diff-xss-trial-0"' in page and 'class="diff-block fixed"' in page
+    assert 'class="diff-block now_failing" id="diff-xss-trial-0"' in page and 'class="diff-block now_passing"' in page
     assert "rubric scores" in page and "<td>accuracy</td><td>1.00</td>" in page
     assert "Clear &amp; correct." in page  # the judge's feedback, escaped
     assert "score 0.9 &gt;= threshold 0.8: clear and correct" in page
@@ -613,12 +629,13 @@ def test_demo_reports_for_every_skill(tmp_path_factory: pytest.TempPathFactory, 
     calc = json.loads((tmp_path / "calculator.json").read_text())["eval_report"]
     assert calc["metadata"]["version"] == "1.1.0"
     assert calc["comparison"]["baseline_version"] == "1.0.0"
-    assert (calc["comparison"]["regressed"], calc["comparison"]["fixed"]) == (["tc-002"], ["tc-005"])
+    assert (calc["comparison"]["now_failing"], calc["comparison"]["now_passing"]) == (["tc-002"], ["tc-005"])
+    assert calc["comparison"]["regressed"] == []  # one trial a side: a flip is never labelled
     triage = json.loads((tmp_path / "support-triage.json").read_text())["eval_report"]
     assert any("`json_schema`" in r and "'P2' is not one of" in r for r in triage["recommendations"])
     invoice = json.loads((tmp_path / "invoice-extractor.json").read_text())["eval_report"]
     assert invoice["summary"]["skipped"] == 1
-    assert "- [ ] tc-002: Complex expression (FAILED; regressed: pass in 1.0.0)" in \
+    assert "- [ ] tc-002: Complex expression (FAILED; now failing: pass in 1.0.0)" in \
         (tmp_path / "calculator.md").read_text()
     proc = subprocess.run([*report_command(), "report", "--skill", "no-such-skill", "--db", str(db)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
