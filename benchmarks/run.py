@@ -232,6 +232,17 @@ class DagsterProject:
         found = re.search(r" - ([0-9a-f-]{36}) - \d+ - RUN_SUCCESS", text)
         return wall, int(usage.ru_maxrss), found.group(1) if found else ""
 
+    def error_outputs(self) -> int:
+        """Model outputs stored as error rows (a timed-out call under load is one); -1 if unreadable."""
+        import duckdb
+
+        db = self.root / ".data" / "eval_pipelines.duckdb"
+        try:
+            with duckdb.connect(str(db), read_only=True) as con:
+                return int(con.execute("SELECT count(error) FROM model_outputs").fetchone()[0])
+        except Exception:  # noqa: BLE001 -- the caller records what the store says instead
+            return -1
+
     def output_summary(self) -> str:
         """What the project's store holds for its model outputs (to explain a request count)."""
         import duckdb
@@ -467,7 +478,16 @@ def run(sizes: Sizes, work: Path, tools: Path, out: Path, quick: bool,
 
         if want(4):
             log("figure 4: cached re-run")
-            project.materialize(keys[0], use_cache=True)  # fills the response cache
+            # Fill the response cache. Error rows are never cached, so a call that failed under
+            # load would be requested again by the "cached" run: fill until none failed (the
+            # re-fill asks only for what is missing), recording any such run.
+            for _ in range(3):
+                project.materialize(keys[0], use_cache=True)
+                if project.error_outputs() == 0:
+                    break
+                anomaly = f"cache fill: {project.output_summary()}"
+                log(f"  {anomaly}")
+                results.setdefault("anomalies", []).append(anomaly)
             cached, cached_requests = Series(), []
             for _ in range(max(1, min(3, sizes.repeats))):
                 server.reset()

@@ -104,6 +104,11 @@ class ResponseCache:
         if len(self._pending) >= FLUSH_EVERY_N or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             await asyncio.to_thread(self.flush, 0.0)
 
+    @property
+    def unwritten(self) -> int:
+        """Entries still buffered (after the last flush: not cached because the file stayed busy)."""
+        return len(self._pending)
+
     def flush(self, wait_s: float = 30.0) -> None:
         """Write buffered entries; with ``wait_s=0`` give up at once if the file is busy."""
         if not self._pending:

@@ -224,6 +224,9 @@ async def run_model_phase(
             await target.aclose()
         if cache is not None:
             await asyncio.to_thread(cache.flush)
+            if cache.unwritten:  # the answers are stored as outputs; only the re-run will pay again
+                _log.warning("%d answers were not added to the response cache: the database stayed busy",
+                             cache.unwritten)
         if space is not None:
             problem = await asyncio.to_thread(ws.teardown, suite, base_dir, space)
             if problem:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,38 @@ def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
     errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "is busy" in errors[0] and "retry later" in errors[0], captured.err
     assert "waiting up to 1 s" in captured.err  # said before waiting, not after
+
+
+def test_cache_entries_kept_while_the_file_is_busy_are_counted_not_dropped(tmp_path: Path) -> None:
+    """The response cache never waits on the lock during the model phase; entries it could not
+    write stay buffered (``unwritten``), are written at the next flush, and the engine warns
+    about any still unwritten at the end instead of losing them without a word."""
+    from eval_pipelines.run.cache import ResponseCache
+    from eval_pipelines.run.targets.base import ModelOutput
+
+    db = tmp_path / "cache.duckdb"
+    with connect(db):
+        pass
+    cache = ResponseCache(str(db))
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, sys
+        con = duckdb.connect({str(db)!r})
+        print("holding", flush=True)
+        sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        for i in range(3):
+            cache._pending.append({  # what put() buffers
+                "request_hash": f"h{i}", "target": "t", "model": "m", "output": f"answer {i}",
+                "latency_ms": 1.0, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": None,
+                "llm_calls": 1, "tool_calls": 0, "trace": "[]", "created_at": datetime(2026, 1, 1)})
+        cache.flush(0.0)
+        assert cache.unwritten == 3 and cache.stored == 0
+    finally:
+        holder.communicate("", timeout=30)
+    cache.flush(5.0)
+    assert cache.unwritten == 0 and cache.stored == 3
+    cache.preload(["h0", "h1", "h2"])
+    hit = cache.get("h1", type("R", (), {"test_id": "c", "trial": 0})(), "t")
+    assert isinstance(hit, ModelOutput) and hit.output == "answer 1" and hit.cached
