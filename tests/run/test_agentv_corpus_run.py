@@ -16,8 +16,8 @@ import pytest
 from eval_pipelines.cli import EXIT_INVALID, main
 from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
-from tests.spec.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpolated, _written_texts, load, \
-    package_of
+from tests.spec.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpolated, load, package_of, \
+    written_inputs
 
 ACCEPTED = [s for s in SUITES if str(s.relative_to(CORPUS)) not in REFUSED]
 
@@ -85,14 +85,12 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
         suite, _ = load(suite_file)
         assert set(stored) == {c.id for c in suite.tests}, suite_file
         assert outputs >= len(suite.tests)
-        import yaml
-
-        raw = yaml.safe_load(suite_file.read_text(encoding="utf-8"))
-        for index, test in enumerate(raw["tests"]):
-            messages = stored[str(test.get("id", f"test-{index + 1}"))]
-            written = test["input"] if isinstance(test["input"], list) else [{"role": "user", "content": test["input"]}]
-            for message, kept in zip(written, messages):
-                for text in _written_texts(message["content"], suite_file.parent):
+        for test_id, written in written_inputs(suite_file).items():
+            messages = stored[test_id]
+            assert len(messages) == len(written), (suite_file, test_id)
+            for (role, texts), kept in zip(written, messages):
+                assert kept["role"] == role
+                for text in texts:
                     assert _interpolated(text) in kept["content"], (suite_file, text[:60])
         ran += 1
     with capsys.disabled():
