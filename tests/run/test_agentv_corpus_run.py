@@ -39,8 +39,9 @@ def as_skill(suite_file: Path, root: Path) -> tuple[Path, Path]:
     for case in suite.tests:
         expected = case.expected_output
         output = expected if isinstance(expected, str) else json.dumps(expected) if expected else "stand-in answer"
-        recordings.append({"test_id": case.id, "output": output,
-                           "trace": json.dumps([{"tool": "search", "args": {"query": "x"}, "duration_ms": 5}])})
+        for trial in range(suite.trials_for(case)):  # a recording per trial the suite asks for
+            recordings.append({"test_id": case.id, "trial": trial, "output": output,
+                               "trace": json.dumps([{"tool": "search", "args": {"query": "x"}, "duration_ms": 5}])})
     (package / "recordings.jsonl").write_text("\n".join(json.dumps(r) for r in recordings) + "\n", encoding="utf-8")
     (package / "targets.yaml").write_text(
         "targets:\n" + "".join(f"  - {{name: {n}, type: replay, path: recordings.jsonl}}\n" for n in sorted(names)),
@@ -80,11 +81,14 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
         with connect(db) as con:
             stored = {r[0]: json.loads(r[1]) for r in con.execute("SELECT test_id, messages FROM test_cases").fetchall()}
             outputs = con.execute("SELECT count(*) FROM model_outputs").fetchone()[0]
+            unrecorded = con.execute("SELECT count(*) FROM model_outputs WHERE error LIKE 'no recorded output%'"
+                                     ).fetchone()[0]
             for status, count in con.execute("SELECT status, count(*) FROM grades GROUP BY status").fetchall():
                 graded[status] = graded.get(status, 0) + count
         suite, _ = load(suite_file)
         assert set(stored) == {c.id for c in suite.tests}, suite_file
         assert outputs >= len(suite.tests)
+        assert unrecorded == 0, suite_file  # the stand-in answers every trial the suite asks for
         for test_id, written in written_inputs(suite_file).items():
             messages = stored[test_id]
             assert len(messages) == len(written), (suite_file, test_id)
