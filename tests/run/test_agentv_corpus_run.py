@@ -20,6 +20,7 @@ from tests.spec.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpo
     written_inputs
 
 ACCEPTED = [s for s in SUITES if str(s.relative_to(CORPUS)) not in REFUSED]
+ABSENT = r"program '(bun|uv|node|python)' not found on PATH|prompt file '[^']+' not found|no expected value for field"
 
 
 def as_skill(suite_file: Path, root: Path) -> tuple[Path, Path]:
@@ -85,10 +86,15 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
                                      ).fetchone()[0]
             for status, count in con.execute("SELECT status, count(*) FROM grades GROUP BY status").fetchall():
                 graded[status] = graded.get(status, 0) + count
+            errors = [r[0] for r in con.execute("SELECT DISTINCT reason FROM grades WHERE status = 'error'").fetchall()]
         suite, _ = load(suite_file)
         assert set(stored) == {c.id for c in suite.tests}, suite_file
         assert outputs >= len(suite.tests)
         assert unrecorded == 0, suite_file  # the stand-in answers every trial the suite asks for
+        # A grading error only ever names what the corpus does not carry: AgentV's judge programs
+        # (bun, uv), judge prompt files not copied, a field_accuracy field the example gives no
+        # expected value for. Anything else would be a misreading of the suite.
+        assert all(re.search(ABSENT, e) for e in errors), (suite_file, errors)
         for test_id, written in written_inputs(suite_file).items():
             messages = stored[test_id]
             assert len(messages) == len(written), (suite_file, test_id)
@@ -100,4 +106,4 @@ def test_every_accepted_example_runs_offline(tmp_path: Path, monkeypatch: pytest
     with capsys.disabled():
         print(f"\nAgentV corpus: {ran} of {len(SUITES)} example suites ran offline; grades by status: {graded}")
     assert ran == len(ACCEPTED)
-    assert graded.get("graded", 0) > graded.get("error", 0)  # the judged assertions were judged
+    assert graded.get("graded", 0) > 100  # the assertions that can run here were graded
