@@ -13,8 +13,9 @@ Read into our :class:`Workspace` (one folder per run):
 - ``repos: [{path, source: {type: git, url}, checkout: {ref}, clone: {depth}}]``:
   cloned with ``git clone`` into the workspace before ``setup``.
 - Per-test hooks (``before_each_test``/``after_each_test``, ``before_each``/
-  ``after_each``, ``on_reuse``), ``reset`` and ``mode`` have no counterpart here (one workspace per run, shared by its
-  tests): they are accepted and recorded as warnings in ``suites.warnings``.
+  ``after_each``, ``on_reuse``), ``reset`` and ``mode`` have no counterpart
+  here (one workspace per run, shared by its tests): they are accepted and
+  recorded as warnings in ``suites.warnings``.
 """
 
 from __future__ import annotations
