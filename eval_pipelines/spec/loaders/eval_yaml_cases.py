@@ -3,8 +3,9 @@
 ``collect_tests`` reads ``tests`` given inline, as a dataset path, or as a
 list mixing inline tests and ``file://`` references (globs allowed, nested
 references followed, cycles and deep nesting refused). ``parse_test`` turns
-one test mapping into a ``TestCase``: its ``input`` after the suite's, its
-own ``assert`` plus the suite's unless ``skip_defaults``, the deprecated
+one test mapping into a ``TestCase``: its ``input`` after the suite's and its
+own ``assert`` plus the suite's (both unless ``skip_defaults``), AgentV's
+``input_files`` (file parts before a string ``input``), the deprecated
 test-level ``rubrics``, ``criteria`` alone meaning an ``llm_judge``, its
 targets, and its ``tools`` merged over the suite's.
 
