@@ -12,8 +12,9 @@ vocabulary. What it rewrites, each as AgentV v2 reads it
   ``target: {max_calls}`` (AgentV's target proxy, a judge calling a model) is
   kept in ``config`` and noted as a warning: our judges run without model access.
 - composite ``aggregator``: a ``code_judge`` ``path`` is its ``command``.
-- ``agent_judge`` ``judge_target`` (delegating the judge to another agent) is
-  dropped with a warning: the suite's judge grades it.
+- ``agent_judge`` ``judge_target`` (delegating the judge to another agent) and
+  ``llm_judge`` ``target`` (a judge model of its own) are dropped with a
+  warning: the suite's judge grades them.
 - ``regex`` ``flags`` as a string (``"i"``, ``"im"``): ``i`` ignorecase,
   ``m`` multiline, ``s`` dotall; ``g`` has no meaning for a match test and is
   dropped; any other letter is left for the grader to refuse.
@@ -116,6 +117,10 @@ def normalise_assertion(raw: Any, where: str, warn: Warn, eval_file: Path | None
             if isinstance(agg, dict) and "path" in agg:
                 agg = {k: v for k, v in agg.items() if k != "path"} | {"command": agg["path"]}
             out["aggregator"] = agg
+    elif kind == "llm_judge" and "target" in out:
+        warn(f"{where}: llm_judge `target` ({out['target']!r}, AgentV's per-judge model) is not available "
+             "here: the suite's judge grades this assertion")
+        out.pop("target")
     elif kind == "agent_judge" and "judge_target" in out:
         warn(f"{where}: agent_judge `judge_target` ({out['judge_target']!r}, AgentV's delegated agent judge) "
              "is not available here: the suite's judge grades this assertion")

@@ -159,3 +159,17 @@ def part_texts(content: Any) -> list[str]:
                     out.append(value)
         return out
     return []
+
+
+def input_files_texts(ctx: Context, doc: Document, path: tuple[Any, ...], raw: Any) -> list[str] | None:
+    """AgentV's ``input_files`` shorthand: each path read as a ``{type: file}`` part would be.
+
+    AgentV (``loaders/shorthand-expansion.ts``) turns ``input_files`` + a string
+    ``input`` into one user message: the file parts first, then the text. None
+    (with errors) when the list is not a non-empty list of paths or a file is unreadable.
+    """
+    if not isinstance(raw, list) or not raw or not all(isinstance(item, str) for item in raw):
+        ctx.error(doc, path, "invalid input_files", "a non-empty list of file paths")
+        return None
+    texts = [read_file_part(ctx, doc, path + (i,), value) for i, value in enumerate(raw)]
+    return None if any(text is None for text in texts) else [text for text in texts if text is not None]

@@ -6,14 +6,16 @@ Read into our :class:`Workspace` (one folder per run):
   (relative to the eval file, inside the package); paths in it are relative
   to that file.
 - ``template``: a folder relative to the file that names it.
-- ``hooks.before_all_tests.command`` is the ``setup`` step and
-  ``hooks.after_all_tests.command`` the ``teardown`` step (each with an
-  optional ``timeout_ms``); ``setup``/``teardown`` in our spelling still work.
+- ``hooks.before_all_tests.command`` (or ``before_all``) is the ``setup`` step
+  and ``hooks.after_all_tests.command`` (or ``after_all``) the ``teardown`` step
+  (each with an optional ``timeout_ms``); ``setup``/``teardown`` in our spelling
+  still work.
 - ``repos: [{path, source: {type: git, url}, checkout: {ref}, clone: {depth}}]``:
   cloned with ``git clone`` into the workspace before ``setup``.
-- Per-test hooks (``before_each_test``/``after_each_test``), ``reset`` and
-  ``mode`` have no counterpart here (one workspace per run, shared by its
-  tests): they are accepted and recorded as warnings in ``suites.warnings``.
+- Per-test hooks (``before_each_test``/``after_each_test``, ``before_each``/
+  ``after_each``, ``on_reuse``), ``reset`` and ``mode`` have no counterpart
+  here (one workspace per run, shared by its tests): they are accepted and
+  recorded as warnings in ``suites.warnings``.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ from eval_pipelines.spec.errors import accepted_not_used, pydantic_errors
 from eval_pipelines.spec.models import Workspace
 from eval_pipelines.spec.source import Document, load_document
 
-HOOK_STEPS = {"before_all_tests": "setup", "after_all_tests": "teardown"}
-PER_TEST_HOOKS = ("before_each_test", "after_each_test")
+# AgentV's hook names: `before_all_tests`/... in the v2 examples, `before_all`/... in its
+# parser before and after them (yaml-parser.ts parseWorkspaceHooksConfig); `on_reuse` is the
+# pooled-workspace hook of the same era (a hook for a reused workspace: per test here).
+HOOK_STEPS = {"before_all_tests": "setup", "after_all_tests": "teardown", "before_all": "setup",
+              "after_all": "teardown"}
+PER_TEST_HOOKS = ("before_each_test", "after_each_test", "before_each", "after_each", "on_reuse")
 OUR_KEYS = set(Workspace.model_fields)
 AGENTV_KEYS = {"hooks", "reset", "mode"}
 
@@ -91,7 +97,11 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
         ctx.error(source, path + ("hooks",), f"got {type(hooks).__name__}", "a mapping of hook name to step")
         hooks = {}
     for hook, value in hooks.items():
-        if hook in HOOK_STEPS:
+        if hook in HOOK_STEPS and isinstance(value, dict) and "command" not in value and "script" not in value \
+                and "reset" in value:
+            ctx.warnings.append(accepted_not_used(source, ("workspace", "hooks", hook, "reset"), (
+                "a workspace reset has nothing to act on: each run gets a fresh workspace")))
+        elif hook in HOOK_STEPS:
             if HOOK_STEPS[hook] in data:
                 ctx.error(source, path + ("hooks", hook), f"both hooks.{hook} and {HOOK_STEPS[hook]} given")
             data[HOOK_STEPS[hook]] = _step(value)
@@ -100,7 +110,8 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
                 "per-test hooks are not run: the tests of a run share one workspace, prepared once")))
         else:
             ctx.error(source, path + ("hooks", hook), f"unknown hook {hook!r}",
-                      "before_all_tests, after_all_tests, before_each_test or after_each_test")
+                      "before_all_tests, after_all_tests, before_each_test or after_each_test "
+                      "(or before_all, after_all, before_each, after_each, on_reuse)")
     for key in ("reset", "mode"):
         if key in raw:
             ctx.warnings.append(accepted_not_used(source, ("workspace", key), (

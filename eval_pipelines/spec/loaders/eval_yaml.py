@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecError, SpecErrors, accepted_not_used
 from eval_pipelines.spec.loaders.agentv_env import interpolate
+from eval_pipelines.spec.loaders.agentv_parts import input_files_texts
 from eval_pipelines.spec.loaders.agentv_workspace import parse_workspace
 from eval_pipelines.spec.loaders.eval_yaml_cases import SuiteDefaults, collect_tests
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
@@ -41,7 +42,7 @@ from eval_pipelines.spec.source import Document
 NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
     "$schema", "name", "description", "version", "author", "tags", "license", "requires",
-    "execution", "workspace", "assert", "tests", "input", "target", "thresholds", "settings",
+    "execution", "workspace", "assert", "tests", "input", "input_files", "target", "thresholds", "settings",
     "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps", "assertions",
 }
 TRIALS_KEYS = {"count", "strategy", "cost_limit_usd"}
@@ -81,12 +82,13 @@ def _execution(ctx: LoadContext, doc: Document, raw: Any) -> tuple[Execution, li
 
 def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str, Any]:
     # AgentV's rule (and the seed's "files without metadata keep working"): `name`
-    # opens the metadata block and then needs a `description`; without `name`,
-    # `description`, `version`, `tags`, ... are ordinary suite fields.
+    # opens the metadata block; without `name`, `description`, `version`, `tags`, ...
+    # are ordinary suite fields. Seed 001 also requires a `description` then; AgentV's
+    # own parser (metadata.ts) does not, and its examples rely on that: a warning.
     out: dict[str, Any] = {}
     if "name" in raw and "description" not in raw:
-        ctx.error(doc, ("description",), "required when the suite has a `name` (the metadata block)",
-                  "a non-empty string")
+        ctx.warnings.append(f"{doc.file}: the suite has a `name` but no `description` (seed 001 asks for one "
+                            "with the metadata block; AgentV reads the file without it)")
     name = raw.get("name")
     if name is not None:
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or len(name) > 64:
@@ -161,10 +163,11 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     suite_input: list[Message] = []
     if "input" in raw:
         suite_input = parse_messages(ctx, doc, ("input",), raw["input"]) or []
+    suite_files = input_files_texts(ctx, doc, ("input_files",), raw["input_files"]) if "input_files" in raw else None
     assert_key, raw_assert = assert_field(ctx, doc, (), raw)
     defaults = SuiteDefaults(suite_input, parse_assertions(ctx, doc, (assert_key,), raw_assert) + evaluators,
                              parse_tools(ctx, doc, ("tools",), raw.get("tools")),
-                             parse_max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")))
+                             parse_max_steps(ctx, doc, ("max_steps",), raw.get("max_steps")), suite_files)
     thresholds = raw.get("thresholds") or {}
     if not isinstance(thresholds, dict):
         ctx.error(doc, ("thresholds",), "invalid thresholds", "a mapping of metric name to number")

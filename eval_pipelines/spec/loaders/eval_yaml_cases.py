@@ -3,8 +3,9 @@
 ``collect_tests`` reads ``tests`` given inline, as a dataset path, or as a
 list mixing inline tests and ``file://`` references (globs allowed, nested
 references followed, cycles and deep nesting refused). ``parse_test`` turns
-one test mapping into a ``TestCase``: its ``input`` after the suite's, its
-own ``assert`` plus the suite's unless ``skip_defaults``, the deprecated
+one test mapping into a ``TestCase``: its ``input`` after the suite's and its
+own ``assert`` plus the suite's (both unless ``skip_defaults``), AgentV's
+``input_files`` (file parts before a string ``input``), the deprecated
 test-level ``rubrics``, ``criteria`` alone meaning an ``llm_judge``, its
 targets, and its ``tools`` merged over the suite's.
 
@@ -22,6 +23,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import accepted_not_used, SpecErrors, format_path
+from eval_pipelines.spec.loaders.agentv_parts import input_files_texts
 from eval_pipelines.spec.loaders.datasets import read_test_rows
 from eval_pipelines.spec.loaders.eval_yaml_fields import (
     EXECUTION_KEYS, LoadContext, assert_field, content_text, parse_assertions, parse_max_steps, parse_messages, parse_targets,
@@ -34,18 +36,21 @@ TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
     "assert", "rubrics", "execution", "skip_defaults", "metadata", "tags", "category",
     "timeout_ms", "target", "conversation_id", "note", "tools", "max_steps", "assertions", "reference_answer",
+    "input_files",
 }
 MAX_INCLUDE_DEPTH = 16
 
 
 @dataclass
 class SuiteDefaults:
-    """What every test inherits from the suite: ``input``, ``assert``, ``tools``, ``max_steps``."""
+    """What every test inherits from the suite: ``input``, ``assert``, ``tools``, ``max_steps``, and
+    ``input_files`` (the texts of AgentV's suite-level file parts, read once)."""
 
     input: list[Message]
     assertions: list[Assertion]
     tools: list[ToolSpec] = field(default_factory=list)
     max_steps: int | None = None
+    input_files: list[str] | None = None
 
 
 def parse_test(
@@ -68,6 +73,11 @@ def parse_test(
     messages = parse_messages(ctx, doc, path + ("input",), raw["input"])
     if messages is None:
         return None
+    own_files = None
+    if "input_files" in raw:
+        own_files = input_files_texts(ctx, doc, path + ("input_files",), raw["input_files"])
+        if own_files is None:
+            return None
     key, raw_assert = assert_field(ctx, doc, path, raw)
     assertions = parse_assertions(ctx, doc, path + (key,), raw_assert)
     if "rubrics" in raw:
@@ -83,6 +93,14 @@ def parse_test(
         execution = {}
     ctx.unknown_keys(doc, path + ("execution",), execution, EXECUTION_KEYS)
     skip_defaults = bool(raw.get("skip_defaults", execution.get("skip_defaults", False)))
+    # AgentV: the test's own input_files win over the suite's; skip_defaults drops the suite's.
+    files = own_files if own_files is not None else None if skip_defaults else defaults.input_files
+    if files:
+        if not isinstance(raw["input"], str):
+            ctx.error(doc, path + ("input",), "input_files needs a string `input` (AgentV skips such a test)",
+                      "a string (the text sent after the files)")
+            return None
+        messages = [Message(role="user", content="\n".join([*files, raw["input"]]))]
     if "workers" in execution:
         ctx.warnings.append(accepted_not_used(doc, path + ("execution", "workers"), (
             "workers is how many tests run at once: a suite setting (execution.workers), not a test's")))
@@ -123,7 +141,7 @@ def parse_test(
             id=str(test_id),
             name=raw.get("name"),
             description=raw.get("description"),
-            input=defaults.input + messages,
+            input=([] if skip_defaults else defaults.input) + messages,  # AgentV skips the suite's input too
             expected_output=expected,
             criteria=None if criteria is None else str(criteria),
             assertions=assertions,
