@@ -246,7 +246,8 @@ without labels) - the realised FDR.
 The same simulated runs labelled by the default (`auto`: Benjamini-Hochberg up to 5 trials a
 side) and by `case_labels: dbh`. "Runs with a false label" with no change is the chance of any
 false label (the FDR's worst case, all cases unchanged); FDP is the realised false-discovery
-proportion averaged over runs.
+proportion averaged over runs. "Runs" reads BH / DBH where they differ (the first runs are the
+same simulated runs).
 
 {labels_table(cells)}
 
