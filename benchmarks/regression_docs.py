@@ -277,6 +277,7 @@ correlated, because repeated trials of one case in one run partly repeat the sam
 ```bash
 {command}
 python -m benchmarks.regression_power --quick   # CI smoke run: 6 cells x 20 runs
+python -m benchmarks.regression_oracle          # the calibrated-null probe quoted in "Limits"
 ```
 
 Machine: {platform.machine()}, Python {platform.python_version()}; {jobs} worker process{'es' if jobs > 1 else ''};

@@ -391,3 +391,17 @@ def test_power_simulation_cli_quick(capsys) -> None:
     assert main(["--quick", "--runs", "3", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "200 x 5, no change" in out and "18 simulated comparisons" in out
+
+
+def test_oracle_probe_null_is_fisher_without_correlation_and_wider_with_it() -> None:
+    from benchmarks.regression_oracle import conditional_cdf, probe
+    from eval_pipelines.analysis.stats import fisher_support
+
+    # rho = 0: the law of the current passes given the total is hypergeometric - Fisher's own null.
+    for total in range(11):
+        assert sorted(set(conditional_cdf(5, total, 0.0)[1])) == pytest.approx(list(fisher_support(5, 5, total)))
+    # rho = 0.1 (the simulation's): a complete flip of a case with 5 passes in 10 is about 0.022, not 1/252.
+    assert conditional_cdf(5, 5, 0.1)[1][0] == pytest.approx(0.0217, abs=5e-4)
+    assert conditional_cdf(5, 4, 0.1)[1][0] == pytest.approx(0.0676, abs=5e-4)
+    false_rate, share = probe("beta-0.5", "cancel", 0.1, runs=3)
+    assert 0 <= false_rate <= 1 and 0.5 < share <= 1
