@@ -102,6 +102,49 @@ def extras_table(cells: Sequence[Cell]) -> str:
     return "\n".join(lines)
 
 
+def labels_table(cells: Sequence[Cell]) -> str:
+    """The default's labels (BH up to 5 trials; plain BH at 10) beside the discrete BH, on the same runs."""
+    lines = ["| case mix | scenario | runs | BH: runs with a false label | BH: broken cases labelled | BH: FDP "
+             "| DBH: runs with a false label | DBH: broken cases labelled | DBH: FDP |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    picks = [("no change, 200 x 5", dict(cases=200, trials=5)),
+             ("cancel-out breakage, 200 x 5", dict(cases=200, trials=5, pattern="cancel")),
+             ("no change, 200 x 5, independent trials (rho 0)", dict(cases=200, trials=5, rho=0.0)),
+             ("cancel-out breakage, 200 x 5, rho 0", dict(cases=200, trials=5, pattern="cancel", rho=0.0)),
+             ("no change, 200 x 5, rho 0.3", dict(cases=200, trials=5, rho=0.3)),
+             ("cancel-out breakage, 200 x 5, rho 0.3", dict(cases=200, trials=5, pattern="cancel", rho=0.3)),
+             ("no change, 200 x 3", dict(cases=200, trials=3)),
+             ("no change, 200 x 10 (BH column: case_labels bh; auto uses the mirror)",
+              dict(cases=200, trials=10, labels="bh"))]
+    for mix in MIXES:
+        for text, match in picks:
+            bh = find(cells, mix=mix, **match)
+            dbh = find(cells, mix=mix, **(match | {"labels": "dbh"}))
+            if bh is None or dbh is None:
+                continue
+            runs = f"{bh.runs}" if bh.runs == dbh.runs else f"{bh.runs} / {dbh.runs}"
+            lines.append(f"| {MIX_NAMES[mix]} | {text} | {runs} | " + " | ".join(
+                f"{_pct(c.rate('any_false_label')[0])} | {_pct(c.broken_labelled_share())} | "
+                f"{_pct(c.false_discovery_proportion())}" for c in (bh, dbh)) + " |")
+    return "\n".join(lines)
+
+
+def dbh_goal_lines(cells: Sequence[Cell]) -> str:
+    """The two label goals measured with case_labels dbh (not the default), for the Goals section."""
+    out = []
+    for mix in MIXES:
+        none = find(cells, mix=mix, cases=200, trials=5, labels="dbh")
+        cancel = find(cells, mix=mix, cases=200, trials=5, pattern="cancel", labels="dbh")
+        if none is None or cancel is None:
+            continue
+        rate, low, high = none.rate("any_false_label")
+        out.append(f"* {MIX_NAMES[mix]}: no change, runs with a false label {_pct(rate)} [{low:.1%}, {high:.1%}] "
+                   f"({none.runs} runs; goal <= 10%: {'met' if rate <= 0.10 else 'NOT met'}); cancel-out, broken "
+                   f"cases labelled {_pct(cancel.broken_labelled_share())} ({cancel.runs} runs; goal >= 70%: "
+                   f"{'met' if cancel.broken_labelled_share() >= 0.70 else 'NOT met'})")
+    return "\n".join(out)
+
+
 def significance_split(cells: Sequence[Cell]) -> str:
     """At 1000 x 5: how often the drop is significant, large enough, both."""
     lines = ["| case mix | true drop | significant | large enough (plausible) | regressed | verdicts |",
@@ -171,6 +214,11 @@ own `eval_pipelines.analysis.regression.compare_all`, called as the stage calls 
 
 {verdict}
 
+The same two label goals with `case_labels: dbh` (the discrete BH; not the default - see
+"Per-case labels" and "Limits"), at rho = 0.1:
+
+{dbh_goal_lines(cells)}
+
 {METHOD}
 
 {SETUP}
@@ -192,6 +240,16 @@ the false-discovery proportion is false labels / labels, averaged over runs (0 f
 without labels) - the realised FDR.
 
 {extras_table(cells)}
+
+### Per-case labels: BH and the discrete BH
+
+The same simulated runs labelled by the default (`auto`: Benjamini-Hochberg up to 5 trials a
+side) and by `case_labels: dbh`. "Runs with a false label" with no change is the chance of any
+false label (the FDR's worst case, all cases unchanged); FDP is the realised false-discovery
+proportion averaged over runs. "Runs" reads BH / DBH where they differ (the first runs are the
+same simulated runs).
+
+{labels_table(cells)}
 
 ### Interval coverage
 
@@ -219,6 +277,7 @@ correlated, because repeated trials of one case in one run partly repeat the sam
 ```bash
 {command}
 python -m benchmarks.regression_power --quick   # CI smoke run: 6 cells x 20 runs
+python -m benchmarks.regression_oracle          # the calibrated-null probe quoted in "Limits"
 ```
 
 Machine: {platform.machine()}, Python {platform.python_version()}; {jobs} worker process{'es' if jobs > 1 else ''};

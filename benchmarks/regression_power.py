@@ -297,9 +297,18 @@ def plan(runs: int, goal_runs: int, quick: bool = False) -> list[tuple[Scenario,
                   Scenario(mix, 200, 10, labels="bh"), Scenario(mix, 1000, 10, labels="bh"),
                   Scenario(mix, 200, 10, pattern="cancel", labels="bh"), Scenario(mix, 200, 5, pattern="cancel",
                                                                                   labels="mirror")]
+        # The discrete BH (case_labels dbh) beside the default's BH, on the same simulated runs.
+        cells += [Scenario(mix, 200, trials, pattern=pattern, rho=rho, labels="dbh")
+                  for trials, pattern, rho in ((5, "diffuse", RHO), (5, "cancel", RHO), (5, "diffuse", 0.0),
+                                               (5, "cancel", 0.0), (5, "diffuse", 0.3), (5, "cancel", 0.3),
+                                               (3, "diffuse", RHO), (10, "diffuse", RHO))]
     defaults = {"drop": 0.0, "pattern": "diffuse", "baselines": 1, "rho": RHO, "rule": "plausible", "labels": "auto"}
     goals = [defaults | g for g in GOAL_CELLS]
-    return [(s, goal_runs if any(all(getattr(s, k) == v for k, v in g.items()) for g in goals) else runs)
+    # The dbh cells at 200 x 5 (rho 0.1 and 0) answer the goal cells' questions for the other method (the
+    # default's choice rests on them).
+    dbh = [defaults | {"cases": 200, "trials": 5, "labels": "dbh"} | p
+           for p in ({}, {"pattern": "cancel"}, {"rho": 0.0}, {"pattern": "cancel", "rho": 0.0})]
+    return [(s, goal_runs if any(all(getattr(s, k) == v for k, v in g.items()) for g in goals + dbh) else runs)
             for s in cells]
 
 

@@ -51,7 +51,7 @@ class BreakageVerdict:
     p_value: float  # exact one-sided sign test of drops vs rises
     adjusted_p: float  # Holm over the comparisons x targets of the check
     broken: bool
-    labelled: list[str] = field(default_factory=list)  # cases labelled regressed (BH q <= case_fdr)
+    labelled: list[str] = field(default_factory=list)  # cases labelled regressed (q <= case_fdr)
     dropped: list[str] = field(default_factory=list)  # cases with a significant drop, largest first
     wording: str = ""
 

@@ -17,7 +17,8 @@ error-controlled *jointly* over those comparisons and over the targets:
   when the interval excludes a drop of the margin.
 * **Per case**: one-sided Fisher exact tests on the case's own trials (drop
   and rise), with false-discovery q-values over every case test of the check
-  (Benjamini-Hochberg, or the mirror estimate for many trials: ``policy``); a
+  (Benjamini-Hochberg, its discrete version that knows each Fisher test's
+  attainable p-values, or the mirror estimate for many trials: ``policy``); a
   case is labelled *regressed* (or *improved*) only when its q-value is at
   most ``case_fdr``. Other cases whose pass rate moved are *flaky* (a
   side's trials disagree) or *changed* (a clean flip with too few trials to
@@ -38,8 +39,8 @@ from typing import Iterable, Literal, Sequence
 from eval_pipelines.analysis.breakage import BreakageVerdict, breakage_verdicts
 from eval_pipelines.analysis.metrics import TrialResult
 from eval_pipelines.analysis.policy import BH_MAX_TRIALS, RegressionPolicy, TargetCall, judge_target
-from eval_pipelines.analysis.stats import (benjamini_hochberg, fisher_one_sided, holm, mcnemar_exact, mean_interval,
-                                           mirror_q_values, sign_flip_p)
+from eval_pipelines.analysis.stats import (benjamini_hochberg, discrete_bh, fisher_one_sided, fisher_support, holm,
+                                           mcnemar_exact, mean_interval, mirror_q_values, sign_flip_p)
 
 __all__ = ["Change", "RegressionPolicy", "Side", "CaseChange", "TargetVerdict", "BreakageVerdict",
            "Comparison", "classify", "compare", "compare_all", "case_p_values"]
@@ -163,17 +164,26 @@ def _label_cases(per_comparison: list[dict[tuple[str, str], tuple[Side | None, S
                  policy: RegressionPolicy) -> list[list[CaseChange]]:
     """Per comparison, every case with its p- and q-values (FDR over the whole check)."""
     tests: list[tuple[int, tuple[str, str], float, float]] = []
+    drop_supports, rise_supports = [], []
     for index, pairs in enumerate(per_comparison):
         for key, (base, cur) in pairs.items():
             if base is not None and cur is not None:
                 drop, rise = case_p_values(base.passes, base.trials, cur.passes, cur.trials)
                 tests.append((index, key, drop, rise))
+                total = base.passes + cur.passes
+                drop_supports.append(fisher_support(base.trials, cur.trials, total))
+                rise_supports.append(fisher_support(cur.trials, base.trials, total))
     method = policy.case_labels
     if method == "auto":
         most = max((max(b.trials, c.trials) for pairs in per_comparison for b, c in pairs.values()
                     if b is not None and c is not None), default=0)
         method = "bh" if most <= BH_MAX_TRIALS else "mirror"
-    if method == "bh":
+    if method == "dbh":
+        # The step-up at case_fdr, with each test's own null CDF (its attainable p-values, from its
+        # margins) instead of BH's m t.
+        drop_q = discrete_bh([t[2] for t in tests], drop_supports, policy.case_fdr)
+        rise_q = discrete_bh([t[3] for t in tests], rise_supports, policy.case_fdr)
+    elif method == "bh":
         drop_q = benjamini_hochberg([t[2] for t in tests])
         rise_q = benjamini_hochberg([t[3] for t in tests])
     else:

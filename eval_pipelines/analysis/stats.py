@@ -10,8 +10,9 @@
   scores) are enumerated exactly up to 16 non-zero values and sampled with
   ``rounds`` Monte Carlo sign flips beyond.
 * Holm's step-down correction (family-wise error) for the suite-level tests of
-  one check, and Benjamini-Hochberg q-values (false-discovery rate) for its
-  per-case labels.
+  one check, and false-discovery q-values for its per-case labels:
+  Benjamini-Hochberg, or its discrete version (DBH) that uses each Fisher
+  test's own attainable p-values.
 * A Student-t interval for the mean of paired differences, and the exact sign
   test on counts used by the breakage signal.
 """
@@ -19,7 +20,10 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from math import comb, exp, lcm, lgamma, log, log1p, pi, sqrt, tan
+from bisect import bisect_right
+from collections import Counter
+from functools import lru_cache
+from math import comb, exp, inf, lcm, lgamma, log, log1p, pi, sqrt, tan
 from statistics import NormalDist
 from typing import Sequence
 
@@ -82,6 +86,99 @@ def fisher_one_sided(passes_before: int, n_before: int, passes_after: int, n_aft
     low = max(0, total_pass - n_before)
     return sum(comb(total_pass, k) * comb(total - total_pass, n_after - k)
                for k in range(low, passes_after + 1)) / denominator
+
+
+@lru_cache(maxsize=4_096)
+def fisher_support(n_before: int, n_after: int, total_pass: int) -> tuple[float, ...]:
+    """Every p-value ``fisher_one_sided`` can give for these margins, increasing (the last is 1).
+
+    Fisher's test conditions on the margins, so under no change (independent trials) the
+    after-side passes are hypergeometric and the p-value is exactly calibrated on this
+    support: P(p <= a) = a for each attainable a. A case with 5 trials a side and 4 passes
+    in all can never go below 5/210 (4/5 -> 0/5), one with 0 or 10 passes never below 1."""
+    low, high = max(0, total_pass - n_before), min(total_pass, n_after)
+    values = {fisher_one_sided(total_pass - x, n_before, x, n_after) for x in range(low, high + 1)}
+    return tuple(sorted(values | {1.0}))
+
+
+def _null_cdf(support: tuple[float, ...], t: float) -> float:
+    """F(t) = P(p <= t) of a calibrated discrete p-value: the largest attainable value <= t."""
+    index = bisect_right(support, t * (1 + 1e-12))  # the same p computed twice may differ in the last bit
+    return support[index - 1] if index else 0.0
+
+
+def _sum_ratio(groups: Counter, t: float, at: float | None = None) -> float:
+    """sum_i F_i(t) / (1 - F_i(at)) over the tests (``at`` defaults to ``t``); inf where some F_i(at) = 1."""
+    total = 0.0
+    for support, count in groups.items():
+        f_at = _null_cdf(support, t if at is None else at)
+        if f_at >= 1.0:
+            return inf
+        total += count * _null_cdf(support, t) / (1.0 - f_at)
+    return total
+
+
+def discrete_bh(p_values: Sequence[float], supports: Sequence[tuple[float, ...]],
+                level: float | None = None) -> list[float]:
+    """q-values of the discrete Benjamini-Hochberg procedure (step-up at ``level``, or step-down).
+
+    Doehler, Durand and Roquain (2018), "New FDR bounds for discrete and heterogeneous
+    tests", Electronic Journal of Statistics, doi:10.1214/18-EJS1441 (R package DiscreteFDR,
+    ``DBH``): their [HSU] and [HSD] procedures, proven to control the FDR at alpha for
+    independent discrete p-values with known null CDFs F_i (F_i(t) <= t). BH's m t becomes
+    a sum over the tests of F_i(t) / (1 - F_i(.)), so a test whose smallest attainable
+    p-value is above t adds nothing (a case with 4 passes in 10 trials cannot be a false
+    drop at t = 0.01, so it costs nothing there):
+
+    * step-down ([HSD], ``level`` None): tau_k = max{t attainable: sum_i F_i(t)/(1 - F_i(t))
+      <= k alpha}; its adjusted p-values are cummax_k min(y_(k) / k, 1) with y_(k) that sum
+      at the k-th smallest p-value (DiscreteFDR's ``Adjusted``), free of alpha.
+    * step-up ([HSU], ``level`` = alpha): first tau_m = max{t attainable: sum_i F_i(t)/(1 -
+      F_i(t)) <= m alpha}, then tau_k = max{t <= tau_m attainable: sum_i F_i(t)/(1 -
+      F_i(tau_m)) <= k alpha}, and the k-hat = max{k: p_(k) <= tau_k} smallest p-values are
+      rejected. The q-value returned is min over k >= rank, p_(k) <= tau_m of
+      y'_(k) / k (y' the step-up sum), BH-style; tau_m depends on alpha, so these q-values
+      belong to ``level``: a test is rejected at ``level`` iff its q-value is <= ``level``.
+
+    For continuous uniform p-values (F_i(t) = t) the step-up is BH at alpha / (1 + alpha)
+    and the step-down has critical values k alpha / (m + k alpha). ``supports[i]`` is test
+    i's attainable p-values, increasing, ending with 1 (``fisher_support``).
+    """
+    m = len(p_values)
+    if m == 0:
+        return []
+    groups = Counter(supports)  # few distinct margins: sum over groups, not over tests
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    if level is None:
+        sums: dict[float, float] = {}
+        running = 0.0
+        for rank, i in enumerate(order, start=1):
+            t = p_values[i]
+            if t not in sums:
+                sums[t] = _sum_ratio(groups, t)
+            running = max(running, min(1.0, sums[t] / rank))
+            adjusted[i] = running
+        return adjusted
+    attainable = sorted({a for support in groups for a in support})
+    tau_m = None
+    for t in attainable:  # the sum increases with t: stop at the first that exceeds m alpha
+        if _sum_ratio(groups, t) > m * level:
+            break
+        tau_m = t
+    if tau_m is None:
+        return adjusted
+    running = 1.0
+    sums = {}
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        t = p_values[i]
+        if t <= tau_m * (1 + 1e-12):
+            if t not in sums:
+                sums[t] = _sum_ratio(groups, t, at=tau_m)
+            running = min(running, sums[t] / rank)
+        adjusted[i] = min(1.0, running)
+    return adjusted
 
 
 def _on_grid(diffs: Sequence[float], max_denominator: int = 1_000) -> list[int] | None:

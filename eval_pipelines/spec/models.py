@@ -219,7 +219,7 @@ class RegressionSettings(Model):
     min_effect: float = Field(default=0.05, ge=0, le=1)
     effect_rule: Literal["plausible", "estimate", "certain"] = "plausible"
     case_fdr: float = Field(default=0.10, gt=0, lt=1)
-    case_labels: Literal["auto", "bh", "mirror"] = "auto"
+    case_labels: Literal["auto", "dbh", "bh", "mirror"] = "auto"
 
 
 class TestCase(Model):

@@ -79,6 +79,30 @@ def test_case_fdr_is_the_labelling_level() -> None:
     assert "regressed" not in changes(strict).values()  # q = 0.040 > 0.03
 
 
+def test_dbh_labels_the_breaks_that_bh_cannot_reach() -> None:
+    # 10 cases break 5/5 -> 0/5 (Fisher p = 1/252), 10 break 4/5 -> 0/5 (p = 6/252 = 0.024), 180 stay at 4/5
+    # (8 passes in 10 trials: their drop p can never go below 56/252). BH divides by all 200 tests: the
+    # 4/5 breaks get q = 200 x 0.024 / 20 = 0.24. The discrete BH counts only the tests that can reach
+    # 0.024 - the 20 breaks - and labels all of them, with q-values worked out by hand: tau_m = 26/252,
+    # so the step-up sums are 10 (1/252) / (226/252) at 1/252 and that + 10 (6/252) / (246/252) at 6/252.
+    base = suite({f"t{i:03d}": (5, 5) if i < 10 else (4, 5) for i in range(200)})
+    cur = suite({f"t{i:03d}": (0, 5) if i < 20 else (4, 5) for i in range(200)})
+    broken = [f"t{i:03d}" for i in range(20)]
+    bh = compare(cur, base, RegressionPolicy(case_labels="bh"))
+    assert sorted(t for t, c in changes(bh).items() if c == "regressed") == broken[:10]
+    dbh = compare(cur, base, RegressionPolicy(case_labels="dbh"))
+    labelled = {c.test_id: c.q_value for c in dbh.cases if c.change == "regressed"}
+    assert sorted(labelled) == broken
+    assert [labelled[t] for t in broken] == pytest.approx([10 / 226 / 10] * 10 + [(10 / 226 + 60 / 246) / 20] * 10)
+    # A case is labelled iff its q-value is at most case_fdr; the breakage check names the same cases.
+    assert all((c.change == "regressed") == (c.q_value is not None and c.q_value <= 0.10
+                                             and c.pass_rate_delta < 0) for c in dbh.cases)
+    (breakage,) = dbh.breakage
+    assert sorted(breakage.labelled) == broken and breakage.broken
+    strict = compare(cur, base, RegressionPolicy(case_labels="dbh", case_fdr=0.01))
+    assert sorted(t for t, c in changes(strict).items() if c == "regressed") == broken[:10]
+
+
 def test_with_many_trials_the_labels_switch_to_the_mirror_estimate() -> None:
     # 10 trials a side: correlated trials make Fisher's tiny p-values overconfident, so "auto"
     # uses the rises as the estimate of false drops. 20 complete breaks and one complete rise.
@@ -95,7 +119,7 @@ def test_with_many_trials_the_labels_switch_to_the_mirror_estimate() -> None:
     before = {f"t{i:03d}": (10, 10) if i < 9 else (0, 10) if i == 9 else (5, 10) for i in range(100)}
     assert "regressed" not in changes(compare(suite(few), suite(before)))
     assert "regressed" in changes(compare(suite(few), suite(before), RegressionPolicy(case_labels="bh"))).values()
-    with pytest.raises(ValueError, match="case_labels"):
+    with pytest.raises(ValueError, match="case_labels must be auto, dbh, bh or mirror"):
         RegressionPolicy(case_labels="guess")  # type: ignore[arg-type]
 
 
@@ -367,3 +391,17 @@ def test_power_simulation_cli_quick(capsys) -> None:
     assert main(["--quick", "--runs", "3", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "200 x 5, no change" in out and "18 simulated comparisons" in out
+
+
+def test_oracle_probe_null_is_fisher_without_correlation_and_wider_with_it() -> None:
+    from benchmarks.regression_oracle import conditional_cdf, probe
+    from eval_pipelines.analysis.stats import fisher_support
+
+    # rho = 0: the law of the current passes given the total is hypergeometric - Fisher's own null.
+    for total in range(11):
+        assert sorted(set(conditional_cdf(5, total, 0.0)[1])) == pytest.approx(list(fisher_support(5, 5, total)))
+    # rho = 0.1 (the simulation's): a complete flip of a case with 5 passes in 10 is about 0.022, not 1/252.
+    assert conditional_cdf(5, 5, 0.1)[1][0] == pytest.approx(0.0217, abs=5e-4)
+    assert conditional_cdf(5, 4, 0.1)[1][0] == pytest.approx(0.0676, abs=5e-4)
+    false_rate, share = probe("beta-0.5", "cancel", 0.1, runs=3)
+    assert 0 <= false_rate <= 1 and 0.5 < share <= 1

@@ -33,8 +33,8 @@ def cancel_out() -> tuple[list, list]:
     return cur, base
 
 
-def store(tmp_path: Path, current: list, baselines: list[tuple[str, Partition, list]]) -> StageContext:
-    policy = RegressionPolicy()
+def store(tmp_path: Path, current: list, baselines: list[tuple[str, Partition, list]],
+          policy: RegressionPolicy = RegressionPolicy()) -> StageContext:
     results = compare_all(current, [b for _, _, b in baselines], policy)
     frame = tables.encode_regressions([(name, partition, result) for (name, partition, _), result
                                        in zip(baselines, results)], policy, CURRENT, "run-1", "triage")
@@ -76,6 +76,26 @@ def test_cancel_out_breakage_is_stored_and_fails_its_own_check(tmp_path: Path) -
     assert not hidden.passed
     assert "broken beyond chance" in hidden.description and "t000 (q=0.04)" in hidden.description
     assert hidden.metadata["significant_drops"] == 20 and hidden.metadata["significant_rises"] == 0
+
+
+def test_with_dbh_the_breakage_check_names_the_cases_the_labels_chose(tmp_path: Path) -> None:
+    # 10 cases break 5/5 -> 0/5, 10 break 4/5 -> 0/5, 180 stay at 4/5: the discrete BH labels all 20 (BH only
+    # the first 10); the breakage count still sees only the 10 complete flips (p <= 0.02), and the check's
+    # description and metadata name exactly the stored labels with their stored q-values.
+    base = suite({f"t{i:03d}": (5, 5) if i < 10 else (4, 5) for i in range(200)})
+    cur = suite({f"t{i:03d}": (0, 5) if i < 20 else (4, 5) for i in range(200)})
+    ctx = store(tmp_path, cur, [("previous_version", VERSION, base)], RegressionPolicy(case_labels="dbh"))
+    with duckdb.connect(str(ctx.paths.db_path), read_only=True) as con:
+        stored = dict(con.execute("SELECT test_id, q_value FROM regressions WHERE level = 'case' "
+                                  "AND change = 'regressed'").fetchall())
+        detail = json.loads(con.execute("SELECT detail FROM regressions WHERE level = 'target'").fetchone()[0])
+    assert sorted(stored) == [f"t{i:03d}" for i in range(20)] and detail["case_labels"] == "dbh"
+    hidden = no_hidden_breakage(ctx)
+    assert not hidden.passed and hidden.metadata["significant_drops"] == 10
+    (comparison,) = hidden.metadata["comparisons"]
+    assert comparison["labelled"] == stored
+    assert "labelled regressed : t000 (q=0.0044)" in hidden.description
+    assert no_regression(ctx).metadata["comparisons"][0]["labelled"] == stored
 
 
 def test_the_regression_check_reports_significant_and_large_enough(tmp_path: Path) -> None:

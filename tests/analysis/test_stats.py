@@ -9,7 +9,8 @@ import pytest
 
 import numpy as np
 
-from eval_pipelines.analysis.stats import (benjamini_hochberg, binomial_cdf, bootstrap_ci, fisher_one_sided, holm,
+from eval_pipelines.analysis.stats import (benjamini_hochberg, binomial_cdf, bootstrap_ci, discrete_bh, fisher_one_sided,
+                                           fisher_support, holm,
                                            mcnemar_exact, mean_interval, mirror_q_values, sign_flip_p, sign_test_p,
                                            t_quantile)
 
@@ -249,3 +250,113 @@ def test_mirror_q_values_use_the_rises_as_the_estimate_of_false_drops() -> None:
     rng = np.random.default_rng(2)
     values = list(rng.random(400))
     assert min(mirror_q_values(values, [-1, 1] * 200)) > 0.5
+
+
+# ---- discrete Benjamini-Hochberg (case_labels dbh) -----------------------------------------
+
+def _naive_dbh_step_up(p_values: list[float], supports: list[tuple[float, ...]], alpha: float) -> set[int]:
+    """DBH-SU straight from its definition (Doehler, Durand and Roquain 2018, [HSU]): critical values
+    first, then the step-up. An independent check of ``discrete_bh``'s q-values."""
+    def cdf(support, t):
+        return max((a for a in support if a <= t * (1 + 1e-12)), default=0.0)
+
+    m = len(p_values)
+    attainable = sorted({a for s in supports for a in s})
+    feasible = [t for t in attainable if all(cdf(s, t) < 1 for s in supports)
+                and sum(cdf(s, t) / (1 - cdf(s, t)) for s in supports) <= m * alpha]
+    if not feasible:
+        return set()
+    tau_m = max(feasible)
+    critical = []
+    for k in range(1, m + 1):
+        fits = [t for t in attainable if t <= tau_m
+                and sum(cdf(s, t) / (1 - cdf(s, tau_m)) for s in supports) <= k * alpha]
+        critical.append(max(fits, default=-1.0))
+    ordered = sorted(p_values)
+    k_hat = max((k for k in range(1, m + 1) if ordered[k - 1] <= critical[k - 1]), default=0)
+    return {i for i, p in enumerate(p_values) if k_hat and p <= ordered[k_hat - 1]}
+
+
+def test_fisher_support_lists_every_attainable_p_value() -> None:
+    # 5 trials a side, 5 passes in all: after-side passes 0..5 with hypergeometric weights 1, 25, 100, 100, 25, 1.
+    assert fisher_support(5, 5, 5) == pytest.approx((1 / 252, 26 / 252, 126 / 252, 226 / 252, 251 / 252, 1.0))
+    # 4 passes in all: 4/5 -> 0/5 is the best a case can do, p = 6/252 = 5/210.
+    assert fisher_support(5, 5, 4)[0] == pytest.approx(5 / 210)
+    assert fisher_support(5, 5, 0) == fisher_support(5, 5, 10) == (1.0,)  # never below 1
+    for total in range(11):
+        support = fisher_support(5, 5, total)
+        observed = {fisher_one_sided(total - x, 5, x, 5) for x in range(max(0, total - 5), min(total, 5) + 1)}
+        assert observed <= set(support) and support[-1] == 1.0 and list(support) == sorted(support)
+
+
+def test_discrete_bh_by_hand() -> None:
+    # Two 5/5 -> 0/5 drops (p = 1/252), one 4/5 -> 0/5 (p = 6/252), one case with no pass at all (p = 1).
+    supports = [fisher_support(5, 5, 5)] * 2 + [fisher_support(5, 5, 4), fisher_support(5, 5, 0)]
+    p = [1 / 252, 1 / 252, 6 / 252, 1.0]
+    # Step-up at 0.1: sum F/(1-F) is 2/251 at 1/252, 2/251 + 6/246 at 6/252, 2 (26/226) + 6/246 = 0.25 at 26/252
+    # and 0.58 > m alpha = 0.4 at 66/252, so tau_m = 26/252; then F_i(tau_m) = 26/252, 26/252, 6/252, 0.
+    y_1, y_3 = 2 / 226, 2 / 226 + 6 / 246
+    assert discrete_bh(p, supports, 0.1) == pytest.approx([y_1 / 2, y_1 / 2, y_3 / 3, 1.0])
+    # Step-down: cummax of sum F/(1-F) at p_(k), over k; the case that cannot move gets 1.
+    assert discrete_bh(p, supports) == pytest.approx([2 / 251, 2 / 251, (2 / 251 + 6 / 246) / 3, 1.0])
+    # Plain BH on the same p-values counts all four tests at every threshold: larger q-values.
+    assert benjamini_hochberg(p) == pytest.approx([2 / 252, 2 / 252, 8 / 252, 1.0])
+    assert discrete_bh([], [], 0.1) == [] and discrete_bh([], []) == []
+
+
+def test_discrete_bh_agrees_with_the_procedure_written_from_its_definition() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        m = int(rng.integers(1, 25))
+        totals = rng.integers(0, 11, size=m)
+        supports = [fisher_support(5, 5, int(s)) for s in totals]
+        p = [float(s[rng.integers(0, min(len(s), 3))]) for s in supports]  # mostly small attainable values
+        for alpha in (0.05, 0.1, 0.3):
+            q = discrete_bh(p, supports, alpha)
+            assert {i for i, qi in enumerate(q) if qi <= alpha} == _naive_dbh_step_up(p, supports, alpha)
+            # Monotone: a smaller p-value never gets a larger q-value.
+            ranked = sorted(zip(p, q))
+            assert all(a[1] <= b[1] + 1e-15 for a, b in zip(ranked, ranked[1:]))
+        down = discrete_bh(p, supports)
+        ranked = sorted(zip(p, down))
+        assert all(a[1] <= b[1] + 1e-15 for a, b in zip(ranked, ranked[1:]))
+
+
+def test_discrete_bh_never_rejects_a_test_that_cannot_reach_the_critical_value() -> None:
+    # 30 complete breaks (p = 1/252), one case at its most extreme with 3 passes in 10 trials (21/252 = 0.083)
+    # and 169 unmoved cases with 4 passes in 10 (each could reach 6/252). Step-up at 0.1: the critical value
+    # at rank 31 is the largest t with sum F_i(t) / (1 - F_i(tau_m)) <= 3.1; the 169 cases put 169 x 6/246
+    # = 4.1 into that sum from t = 6/252 on, so tau_31 = 1/252 and the 3-pass case, whose smallest
+    # attainable p-value is 21/252, is not labelled - while the 30 breaks are.
+    supports = [fisher_support(5, 5, 5)] * 30 + [fisher_support(5, 5, 3)] + [fisher_support(5, 5, 4)] * 169
+    p = [1 / 252] * 30 + [fisher_support(5, 5, 3)[0]] + [1.0] * 169
+    q = discrete_bh(p, supports, 0.1)
+    assert max(q[:30]) <= 0.1 < q[30] and q[31:] == [1.0] * 169
+    assert {i for i, qi in enumerate(q) if qi <= 0.1} == _naive_dbh_step_up(p, supports, 0.1) == set(range(30))
+    # When the 169 cases could never move (0 or 10 passes in 10 trials: p = 1 always) they cost nothing and
+    # the same case is labelled; plain BH counts them all the same (200 x 21/252 / 31 = 0.54).
+    never = supports[:31] + [fisher_support(5, 5, 10)] * 169
+    assert discrete_bh(p, never, 0.1)[30] <= 0.1 < benjamini_hochberg(p)[30]
+
+
+def test_discrete_bh_with_continuous_uniform_p_values_is_bh_at_alpha_over_1_plus_alpha() -> None:
+    # F_i(t) = t (a fine grid of attainable values): the step-up is BH at alpha / (1 + alpha), and its
+    # q-values are BH's times 1 + alpha (below tau_m); the step-down's are cummax m p / ((1 - p) k).
+    grid = 100_000
+    uniform = tuple(i / grid for i in range(1, grid + 1))
+    rng = np.random.default_rng(7)
+    p = sorted(float(v) for v in np.concatenate([rng.integers(1, 300, 12), rng.integers(1, grid, 28)]) / grid)
+    alpha = 0.1
+    q = discrete_bh(p, [uniform] * len(p), alpha)
+    bh = benjamini_hochberg(p)
+    assert [qi <= alpha for qi in q] == [b <= alpha / (1 + alpha) for b in bh]
+    tau_m = alpha / (1 + alpha)
+    for pi, qi, bi in zip(p, q, bh):
+        if pi <= tau_m:
+            assert qi == pytest.approx(min(1.0, bi * (1 + alpha)), rel=1e-4)
+    m = len(p)
+    expected, running = [], 0.0
+    for k, pi in enumerate(p, start=1):
+        running = max(running, min(1.0, m * pi / ((1 - pi) * k)))
+        expected.append(running)
+    assert discrete_bh(p, [uniform] * m) == pytest.approx(expected)

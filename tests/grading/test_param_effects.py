@@ -251,3 +251,11 @@ def test_regression_effect_rule_case_fdr_and_case_labels_reach_the_policy(tmp_pa
     by_rule = {rule: sum(c.change == "regressed" for c in compare(after, before, policy(f"case_labels: {rule}")).cases)
                for rule in ("bh", "mirror")}
     assert by_rule["bh"] == 9 and by_rule["mirror"] == 0
+
+    # 10 breaks 5/5 -> 0/5 and 10 breaks 4/5 -> 0/5 among cases steady at 4/5: BH labels the first 10, the
+    # discrete BH (only the tests that can reach p = 0.024 count) all 20.
+    before = trials({f"t{i:03d}": (5, 5) if i < 10 else (4, 5) for i in range(200)})
+    after = trials({f"t{i:03d}": (0, 5) if i < 20 else (4, 5) for i in range(200)})
+    by_rule = {rule: sum(c.change == "regressed" for c in compare(after, before, policy(f"case_labels: {rule}")).cases)
+               for rule in ("auto", "bh", "dbh")}
+    assert by_rule == {"auto": 10, "bh": 10, "dbh": 20}
