@@ -59,7 +59,7 @@ REFUSED_KEYS = {"env": "setting environment variables from the config (set them 
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
-               "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar"}
+               "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
 EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
@@ -131,7 +131,8 @@ class Loader:
             return {}
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
         self.refuse_in(raw.doc, options, path, {
-            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"})
+            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable",
+            "transformVars": "a JavaScript transform of the variables"})
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
                                      "by the suite's judge target (targets.yaml)")

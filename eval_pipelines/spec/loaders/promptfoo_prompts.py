@@ -4,8 +4,11 @@ A prompt is an inline string, a chat-message list (YAML), or a ``file://``
 reference (globs allowed): ``.txt``/``.md``/``.j2`` text (a ``.txt`` file holds
 several prompts separated by a line ``---``, as in promptfoo), ``.json`` (a
 chat-message list, rendered as text and parsed after rendering, as promptfoo
-does) and ``.yaml``/``.yml`` (a message list). Entries may also be mappings
-``{raw|id, label}``. Function prompts (``.py``/``.js``) are refused.
+does), ``.yaml``/``.yml`` (a message list) and ``.csv`` (promptfoo's
+``processCsvPrompts``: a ``prompt`` column and an optional ``label`` column, or
+one prompt per line when the file has no comma; other columns are listed in a
+warning). Entries may also be mappings ``{raw|id, label}``. Function prompts
+(``.py``/``.js``/``.ts``) are refused by their name, whether or not the file exists.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
@@ -16,7 +19,9 @@ lists as ``a,b`` (as Nunjucks prints them), plus Nunjucks's ``dump`` filter
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +37,8 @@ from eval_pipelines.spec.source import Document, load_document, read_text
 ROLES = ("system", "user", "assistant", "tool")
 PROMPT_KEYS = {"raw", "id", "label", "config"}  # a prompt given as a mapping
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
+FUNCTION_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
+PROMPT_CSV_COLUMNS = ("prompt", "label")  # the columns promptfoo's CSV prompt files use
 
 
 def _nunjucks_text(value: Any) -> Any:
@@ -114,15 +121,47 @@ def _messages_from(raw: Any) -> list[dict[str, Any]] | None:
     return [{"role": m.get("role", "user"), "content": m["content"]} for m in raw]
 
 
+def _csv_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], file: Path,
+                 label: str | None) -> list[Prompt]:
+    """promptfoo's ``processCsvPrompts`` (src/prompts/processors/csv.ts)."""
+    text = _read(ctx, doc, path, file).lstrip("\ufeff")
+    if "," not in text:  # one prompt per line, an optional `prompt` header
+        lines = [line for line in text.splitlines() if line.strip()]
+        lines = lines[1:] if lines and lines[0].strip().lower() == "prompt" else lines
+        return [Prompt(label or f"Prompt {i + 1} - {line}", text=line) for i, line in enumerate(lines)]
+    reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
+    extra = [c for c in reader.fieldnames or [] if c and c.strip() not in PROMPT_CSV_COLUMNS]
+    if extra:
+        ctx.warnings.append(f"{file}: columns {', '.join(extra)} are not read (a prompt file uses "
+                            "`prompt` and `label`)")
+    out = []
+    for row in reader:
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if isinstance(v, str)}
+        if row.get("prompt"):
+            out.append(Prompt(row.get("label") or label or f"Prompt {len(out) + 1} - {row['prompt']}",
+                              text=row["prompt"]))
+    if not out:
+        ctx.error(doc, path, f"{file.name} holds no prompt", "a `prompt` column with one prompt per row")
+    return out
+
+
 def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
                   label: str | None) -> list[Prompt]:
+    named = ref.removeprefix("file://")
+    named = named.split(":", 1)[0] if ":" in Path(named).name else named  # file://x.py:fn
+    if Path(named).suffix.lower() in FUNCTION_SUFFIXES:  # refused by name: it would not run here anyway
+        ctx.error(doc, path, f"function prompts ({Path(named).name}) are not supported",
+                  "text, JSON, YAML or CSV prompt files")
+        return []
     out: list[Prompt] = []
     for file in resolve_refs(ctx, doc, path, ref):
         suffix = file.suffix.lower()
         name = label or file.name
-        if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+        if suffix in FUNCTION_SUFFIXES:  # a glob that matched a script
             ctx.error(doc, path, f"function prompts ({file.name}) are not supported",
-                      "text, JSON or YAML prompt files")
+                      "text, JSON, YAML or CSV prompt files")
+        elif suffix == ".csv":
+            out += _csv_prompts(ctx, doc, path, file, label)
         elif suffix in (".yaml", ".yml"):
             loaded = read_structured(ctx, doc, path, file)
             if loaded is None:
@@ -144,7 +183,7 @@ def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: s
                 out.append(Prompt(name if len(parts) == 1 else f"{name}#{i + 1}", text=part))
         else:
             ctx.error(doc, path, f"prompt file type {suffix!r} is not supported",
-                      "a .txt, .md, .j2, .json or .yaml prompt file")
+                      "a .txt, .md, .j2, .json, .yaml or .csv prompt file")
     return out
 
 

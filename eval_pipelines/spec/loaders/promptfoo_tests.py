@@ -204,6 +204,10 @@ def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
     if ref.startswith(("http://", "https://")):
         ctx.error(doc, path, "remote test files (URLs, Google Sheets) are not supported", "a local file")
         return []
+    if ref.startswith("huggingface://"):  # promptfoo downloads the dataset; we read local files only
+        ctx.error(doc, path, f"Hugging Face datasets ({ref.split('?', 1)[0]}) are not supported",
+                  "a local .csv, .jsonl, .yaml or .json file")
+        return []
     if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", ref):
         ctx.error(doc, path, f"generated tests ({ref}) are not supported", "a .csv, .jsonl, .yaml or .json file")
         return []
