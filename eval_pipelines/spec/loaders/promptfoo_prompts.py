@@ -68,6 +68,19 @@ class Prompt:
     label: str
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
+    ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
+
+    def names(self) -> list[str]:
+        return [n for n in (self.label, self.ident) if n]
+
+
+def matches_ref(names: list[str], ref: str) -> bool:
+    """promptfoo's rule for `tests[].prompts` and `tests[].providers` entries (src/evaluator.ts
+    isPromptAllowed; docs/configuration/test-cases "Filtering Tests by Provider"): an exact label
+    or id, ``group:*`` for any name starting ``group:``, and a bare ``group`` also matching ``group:...``."""
+    if ref.endswith("*"):
+        return any(n.startswith(ref[:-1]) for n in names)
+    return any(n == ref or n.startswith(ref + ":") for n in names)
 
 
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
@@ -200,6 +213,10 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     if isinstance(raw, str):
         if raw.startswith("file://"):
             return _file_prompts(ctx, doc, path, raw, label)
+        if raw.startswith("exec:"):  # promptfoo runs the script and uses its stdout as the prompt
+            ctx.error(doc, path, f"executable prompts ({raw.split()[0]}) are not supported",
+                      "text, JSON, YAML or CSV prompts")
+            return []
         if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
             return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
@@ -214,7 +231,10 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         if not isinstance(body, (str, list)):
             ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
             return []
-        return _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
+        found = _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
+        for prompt in found:
+            prompt.ident = str(raw["id"]) if raw.get("id") is not None else None
+        return found
     else:
         ctx.error(doc, path, f"got {type(raw).__name__}",
                   "a prompt string, a list of chat messages, a file:// reference or {raw|id, label}")
@@ -240,7 +260,13 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     items = raw if isinstance(raw, list) else [raw]
     out = []
     for i, item in enumerate(items):
-        out += _one_prompt(ctx, doc, path + (i,) if isinstance(raw, list) else path, item, i)
+        where = path + (i,) if isinstance(raw, list) else path
+        found = _one_prompt(ctx, doc, where, item, i)
+        if any("_conversation" in (p.text or json.dumps(p.messages or [], default=str)) for p in found):
+            # promptfoo fills it with the earlier turns of the same conversation; here it would render empty.
+            ctx.error(doc, where, "the _conversation variable (multi-turn history across tests) is not supported",
+                      "a prompt that holds its whole conversation")
+        out += found
     labels = [p.label for p in out]
     for i, prompt in enumerate(out):  # labels name test ids: keep them unique
         if labels.count(prompt.label) > 1:
