@@ -310,6 +310,17 @@ def test_accepted_but_unused_fields_leave_a_warning(tmp_path: Path) -> None:
     assert any("outputPath" in w for w in warnings) and any("sharing" in w for w in warnings)
 
 
+def test_variable_files_are_read_from_the_config_folder_even_for_tests_from_other_files(tmp_path: Path) -> None:
+    # promptfoo's renderPrompt resolves a var's file:// against cliState.basePath (the config's folder).
+    suite, _ = load(tmp_path, """
+prompts: ['{{ system }} | {{ topic }}']
+providers: [echo]
+defaultTest: {vars: {system: file://system.txt}}
+tests: file://cases/*.yaml
+""", system__txt="Be brief.", **{"cases/a__yaml": "- vars: {topic: file://topic.txt}\n"}, topic__txt="tea")
+    assert [c.input[0].content for c in suite.tests] == ["Be brief. | tea"]
+
+
 def test_tests_from_jsonl_yaml_and_globs(tmp_path: Path) -> None:
     config = write(tmp_path, {
         "promptfooconfig.yaml": "prompts: ['{{ q }}']\nproviders: [echo]\n"

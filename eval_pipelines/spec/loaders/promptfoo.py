@@ -87,6 +87,9 @@ class Loader:
         self.ctx = LoadContext(policy)
         self.providers: dict[str, Provider] = {}
         self.suite_providers: list[Provider] = []
+        # promptfoo reads a variable's file:// path from the config's folder, wherever the test
+        # was written; AgentV v5 keeps reading it beside the file that holds the test.
+        self.var_base = doc.file.parent if dialect == "promptfoo" else None
 
     def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
         if raw is None:
@@ -194,7 +197,7 @@ class Loader:
         if not self.shapes_ok(doc, path, data):
             return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
-            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"])
+            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base)
             if variables is None:
                 return []
             data = {**data, "vars": variables}
@@ -203,7 +206,7 @@ class Loader:
             self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
-        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"))
+        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base)
         if variables is None:
             return []
         chosen = self.filter(doc, path + ("prompts",), data.get("prompts"), [p.names() for p in prompts], "prompt")

@@ -97,11 +97,13 @@ def render(template: str, variables: dict[str, Any]) -> str:
     return _ENV.from_string(template).render(**variables)
 
 
-def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str) -> list[Path]:
-    """Files a ``file://`` reference names (globs expanded), each inside what the policy allows."""
+def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
+                 base: Path | None = None) -> list[Path]:
+    """Files a ``file://`` reference names (globs expanded), each inside what the policy allows;
+    relative to ``base`` when given, else to the file that holds the reference."""
     pattern = ref.removeprefix("file://")
     pattern = pattern.split(":", 1)[0] if ":" in Path(pattern).name else pattern  # file://x.py:fn
-    candidate = Path(pattern) if Path(pattern).is_absolute() else doc.file.parent / pattern
+    candidate = Path(pattern) if Path(pattern).is_absolute() else (base or doc.file.parent) / pattern
     if any(ch in pattern for ch in "*?["):
         matches = sorted(Path(p) for p in glob.glob(str(candidate), recursive=True) if Path(p).is_file())
         if not matches:

@@ -292,8 +292,12 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
     return out
 
 
-def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any) -> dict[str, Any] | None:
-    """Variables with ``file://`` values read (text, or JSON/YAML as data)."""
+def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any,
+              base: Path | None = None) -> dict[str, Any] | None:
+    """Variables with ``file://`` values read (text, or JSON/YAML as data). A value's path is
+    relative to ``base`` (the config's folder: promptfoo's renderPrompt resolves it against
+    cliState.basePath, wherever the test was written); ``vars: file://...`` itself is relative
+    to the file that holds the test."""
     if variables is None:
         return {}
     if isinstance(variables, str) and variables.startswith("file://"):  # all variables from a YAML/JSON file
@@ -313,7 +317,7 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                 ctx.error(doc, path + (key,), f"variable from {value} is not supported",
                           "a text, JSON or YAML file")
                 return None
-            files = resolve_refs(ctx, doc, path + (key,), value)
+            files = resolve_refs(ctx, doc, path + (key,), value, base)
             values = []
             for file in files:
                 if file.suffix.lower() in (".json", ".yaml", ".yml"):
