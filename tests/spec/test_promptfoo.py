@@ -310,6 +310,21 @@ def test_accepted_but_unused_fields_leave_a_warning(tmp_path: Path) -> None:
     assert any("outputPath" in w for w in warnings) and any("sharing" in w for w in warnings)
 
 
+def test_vars_reference_vars_and_lose_a_trailing_newline_as_in_promptfoo(tmp_path: Path) -> None:
+    # promptfoo's renderPrompt (src/evaluatorHelpers.ts): a text file read as a variable is trimmed,
+    # one trailing newline is cut from every text variable, then resolveVariables replaces a
+    # variable's `{{ name }}` with the variable `name`.
+    suite, _ = load(tmp_path, """
+prompts: ['[{{ sentence }}][{{ block }}][{{ from_file }}]']
+providers: [echo]
+tests:
+  - vars: {sentence: 'tweet about {{topic}}', topic: '{{ kind }} bananas', kind: ripe, block: "two\\n\\n",
+           from_file: file://v.txt}
+""", v__txt="  spaced text \n\n")
+    assert suite.tests[0].input[0].content == "[tweet about ripe bananas][two\n][spaced text]"
+    assert suite.tests[0].metadata["vars"]["sentence"] == "tweet about ripe bananas"
+
+
 def test_variable_files_are_read_from_the_config_folder_even_for_tests_from_other_files(tmp_path: Path) -> None:
     # promptfoo's renderPrompt resolves a var's file:// against cliState.basePath (the config's folder).
     suite, _ = load(tmp_path, """

@@ -39,7 +39,7 @@ from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_tests import (
-    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, var_combinations,
+    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
 from eval_pipelines.spec.models import Execution, Settings, Suite, TestCase, Trials
 from eval_pipelines.spec.paths import PathPolicy
@@ -197,7 +197,8 @@ class Loader:
         if not self.shapes_ok(doc, path, data):
             return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
-            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base)
+            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base,
+                                  self.dialect == "promptfoo")
             if variables is None:
                 return []
             data = {**data, "vars": variables}
@@ -206,7 +207,8 @@ class Loader:
             self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
-        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base)
+        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base,
+                              self.dialect == "promptfoo")
         if variables is None:
             return []
         chosen = self.filter(doc, path + ("prompts",), data.get("prompts"), [p.names() for p in prompts], "prompt")
@@ -231,6 +233,8 @@ class Loader:
         if isinstance(expected, list) and all(isinstance(m, dict) and "content" in m for m in expected):
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
+        if self.dialect == "promptfoo":
+            combos = [resolve_variables(combo) for combo in combos]
         for c, combo in enumerate(combos):
             transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
             assertions = convert_assertions(self.ctx, doc, path + ("assert",),

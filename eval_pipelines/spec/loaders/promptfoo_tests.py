@@ -293,7 +293,7 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
 
 
 def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any,
-              base: Path | None = None) -> dict[str, Any] | None:
+              base: Path | None = None, trim_text: bool = False) -> dict[str, Any] | None:
     """Variables with ``file://`` values read (text, or JSON/YAML as data). A value's path is
     relative to ``base`` (the config's folder: promptfoo's renderPrompt resolves it against
     cliState.basePath, wherever the test was written); ``vars: file://...`` itself is relative
@@ -325,12 +325,35 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                     values.append(loaded.data if loaded else None)
                 else:
                     try:
-                        values.append(read_text(file))
+                        text = read_text(file)  # promptfoo trims a text file read as a variable
+                        values.append(text.strip() if trim_text else text)
                     except SpecErrors as exc:
                         ctx.errors.extend(exc.errors)
             out[key] = values[0] if len(values) == 1 else values
         else:
             out[key] = value
+    return out
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def resolve_variables(variables: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's renderPrompt (src/evaluatorHelpers.ts) before it renders a prompt: one trailing
+    newline is cut from every text variable, then ``resolveVariables`` replaces a text variable's
+    first ``{{ name }}`` with the variable ``name`` (up to five passes), so vars can reference vars."""
+    out = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in variables.items()}
+    for _ in range(5):
+        changed = False
+        for key, value in out.items():
+            match = _PLACEHOLDER.search(value) if isinstance(value, str) else None
+            if match and isinstance(out.get(match.group(1)), (str, int, float)):
+                other = out[match.group(1)]
+                text = ("true" if other else "false") if isinstance(other, bool) else str(other)
+                out[key] = value.replace(match.group(0), text, 1)
+                changed = True
+        if not changed:
+            break
     return out
 
 
