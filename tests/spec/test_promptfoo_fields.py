@@ -230,3 +230,9 @@ def test_a_filter_that_names_nothing_is_one_line(tmp_path: Path, field: str, nee
 def test_executable_prompts_and_the_conversation_variable_are_refused(tmp_path: Path, prompts: str,
                                                                       needle: str) -> None:
     assert needle in refusal(tmp_path, f"prompts: {prompts}\nproviders: [echo]\n" + ONE_TEST)
+
+
+def test_settings_on_echo_leave_a_warning(tmp_path: Path) -> None:
+    _, warnings = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [{id: echo, config: {response_format: x}}]\n"
+                                 + ONE_TEST)
+    assert [w for w in warnings if "providers[0].config: response_format not used (echo answers with its input)" in w]

@@ -135,6 +135,9 @@ def _parse(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str
             target = _openai(ctx, doc, path, name, model, config)
             return Provider(name, target) if target else None
     elif pid == "echo":
+        if config:  # echo answers with its input: no setting changes that
+            ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(sorted(config))} not used "
+                                "(echo answers with its input)")
         return Provider(name, {"name": name, "type": "command", "command": ["cat"]})
     elif pid.startswith("exec:"):
         command = pid.removeprefix("exec:").strip()
