@@ -97,6 +97,37 @@ def test_function_prompts_are_refused(tmp_path: Path) -> None:
     assert "function prompts" in line and "promptfooconfig.yaml" in line
 
 
+def test_function_prompts_are_refused_by_name_even_when_the_file_is_absent(tmp_path: Path) -> None:
+    line = one_line_error(tmp_path, "prompts: [file://gone.js:build]\nproviders: [echo]\ntests: [{vars: {}}]\n")
+    assert "function prompts (gone.js)" in line and "file not found" not in line
+
+
+def test_csv_prompt_files_follow_promptfoo(tmp_path: Path) -> None:
+    # src/prompts/processors/csv.ts: a `prompt` column and an optional `label` column (values trimmed);
+    # a file without a comma holds one prompt per line after an optional `prompt` header.
+    suite, warnings = load(tmp_path, """
+prompts: [file://p.csv, file://lines.csv]
+providers: [echo]
+tests: [{vars: {topic: tea}}]
+""", p__csv='prompt,label,notes\n"Tell me about {{topic}}","Basic" ,x\n'
+            '"[{""role"":""system"",""content"":""Be brief.""},{""role"":""user"",""content"":""{{topic}}?""}]",,y\n',
+        lines__csv="prompt\nHaiku on {{topic}}\n\nLimerick on {{topic}}\n")
+    assert [(c.metadata["prompt"], [(m.role, m.content) for m in c.input]) for c in suite.tests] == [
+        ("Basic", [("user", "Tell me about tea")]),
+        ('Prompt 2 - [{"role":"system","content":"Be brief."},{"role":"user","content":"{{topic}}?"}]',
+         [("system", "Be brief."), ("user", "tea?")]),
+        ("Prompt 1 - Haiku on {{topic}}", [("user", "Haiku on tea")]),
+        ("Prompt 2 - Limerick on {{topic}}", [("user", "Limerick on tea")]),
+    ]
+    assert [w for w in warnings if "p.csv: columns notes are not read" in w]
+
+
+def test_a_csv_prompt_file_without_prompts_is_one_line(tmp_path: Path) -> None:
+    line = one_line_error(tmp_path, "prompts: [file://p.csv]\nproviders: [echo]\ntests: [{vars: {}}]\n",
+                          p__csv="text,label\nhello,a\n")
+    assert "prompts[0]" in line and "p.csv holds no prompt" in line
+
+
 # ---- providers --------------------------------------------------------------------------
 
 
@@ -267,10 +298,42 @@ def test_unsupported_fields_are_refused_in_one_line(tmp_path: Path, config: str,
     assert needle in line and "promptfooconfig.yaml" in line
 
 
+def test_hugging_face_datasets_are_refused_in_one_line(tmp_path: Path) -> None:
+    line = one_line_error(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\n"
+                                    "tests: ['huggingface://datasets/cais/mmlu?split=test&limit=10']\n")
+    assert "tests[0]: Hugging Face datasets (huggingface://datasets/cais/mmlu) are not supported" in line
+
+
 def test_accepted_but_unused_fields_leave_a_warning(tmp_path: Path) -> None:
     _, warnings = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: [{vars: {q: x}}]\n"
                                  "outputPath: out.json\nsharing: false\n")
     assert any("outputPath" in w for w in warnings) and any("sharing" in w for w in warnings)
+
+
+def test_vars_reference_vars_and_lose_a_trailing_newline_as_in_promptfoo(tmp_path: Path) -> None:
+    # promptfoo's renderPrompt (src/evaluatorHelpers.ts): a text file read as a variable is trimmed,
+    # one trailing newline is cut from every text variable, then resolveVariables replaces a
+    # variable's `{{ name }}` with the variable `name`.
+    suite, _ = load(tmp_path, """
+prompts: ['[{{ sentence }}][{{ block }}][{{ from_file }}]']
+providers: [echo]
+tests:
+  - vars: {sentence: 'tweet about {{topic}}', topic: '{{ kind }} bananas', kind: ripe, block: "two\\n\\n",
+           from_file: file://v.txt}
+""", v__txt="  spaced text \n\n")
+    assert suite.tests[0].input[0].content == "[tweet about ripe bananas][two\n][spaced text]"
+    assert suite.tests[0].metadata["vars"]["sentence"] == "tweet about ripe bananas"
+
+
+def test_variable_files_are_read_from_the_config_folder_even_for_tests_from_other_files(tmp_path: Path) -> None:
+    # promptfoo's renderPrompt resolves a var's file:// against cliState.basePath (the config's folder).
+    suite, _ = load(tmp_path, """
+prompts: ['{{ system }} | {{ topic }}']
+providers: [echo]
+defaultTest: {vars: {system: file://system.txt}}
+tests: file://cases/*.yaml
+""", system__txt="Be brief.", **{"cases/a__yaml": "- vars: {topic: file://topic.txt}\n"}, topic__txt="tea")
+    assert [c.input[0].content for c in suite.tests] == ["Be brief. | tea"]
 
 
 def test_tests_from_jsonl_yaml_and_globs(tmp_path: Path) -> None:

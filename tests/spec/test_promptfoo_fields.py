@@ -85,6 +85,7 @@ tests:
     ("providerOutput: fixed", "providerOutput"),
     ("assertScoringFunction: file://score.js", "assertScoringFunction"),
     ("options: {disableConversationVar: true}", "disableConversationVar"),
+    ("options: {transformVars: 'return {...vars}'}", "transformVars"),
     ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
 ])
 def test_unsupported_test_fields_are_refused(tmp_path: Path, field: str, needle: str) -> None:
@@ -180,3 +181,58 @@ def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
     suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
                     t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")
     assert [c.assertions[0].config["threshold"] for c in suite.tests] == [0.6, 0.8]  # an empty cell: the cell's default
+
+
+def test_tests_prompts_and_providers_filter_what_a_test_runs_on(tmp_path: Path) -> None:
+    # docs/configuration/test-cases ("Filtering Tests by Provider") and isPromptAllowed: an exact
+    # label or id, `group:*` for names starting `group:`, a bare `group` also matching `group:...`.
+    suite, _ = load(tmp_path, """
+prompts:
+  - {id: factual, label: Factual Assistant, raw: 'F {{ q }}'}
+  - {id: 'style:poem', raw: 'P {{ q }}'}
+  - {id: 'style:joke', raw: 'J {{ q }}'}
+providers:
+  - {id: openai:gpt-4o-mini, label: fast-model}
+  - {id: openai:gpt-4o, label: smart-model}
+  - echo
+tests:
+  - {vars: {q: a}, prompts: [Factual Assistant], providers: [fast-model]}
+  - {vars: {q: b}, prompts: [factual, 'style:*'], providers: ['openai:*']}
+  - {vars: {q: c}, prompts: [style], providers: [openai:gpt-4o, echo]}
+  - {vars: {q: d}}
+""")
+    cases = [(c.id, c.input[0].content, c.targets) for c in suite.tests]
+    assert cases == [
+        ("test-1-p1", "F a", ["fast-model"]),
+        ("test-2-p1", "F b", ["fast-model", "smart-model"]),
+        ("test-2-p2", "P b", ["fast-model", "smart-model"]),
+        ("test-2-p3", "J b", ["fast-model", "smart-model"]),
+        ("test-3-p2", "P c", ["smart-model", "echo"]),
+        ("test-3-p3", "J c", ["smart-model", "echo"]),
+        ("test-4-p1", "F d", None), ("test-4-p2", "P d", None), ("test-4-p3", "J d", None),
+    ]
+
+
+@pytest.mark.parametrize(("field", "needle"), [
+    ("prompts: [nope]", "tests[0].prompts: no prompt matches 'nope'"),
+    ("providers: [nope]", "tests[0].providers: no provider matches 'nope'"),
+    ("providers: nope", "tests[0].providers: invalid provider filter"),
+])
+def test_a_filter_that_names_nothing_is_one_line(tmp_path: Path, field: str, needle: str) -> None:
+    assert needle in refusal(tmp_path, HEAD + f"tests:\n  - vars: {{q: x}}\n    {field}\n")
+
+
+@pytest.mark.parametrize(("prompts", "needle"), [
+    ("['exec:./make-prompt.sh --long']", "prompts[0]: executable prompts (exec:./make-prompt.sh) are not supported"),
+    ("[{label: chat, raw: '{% for t in _conversation %}{{ t.output }}{% endfor %}{{ q }}'}]",
+     "prompts[0]: the _conversation variable (multi-turn history across tests) is not supported"),
+])
+def test_executable_prompts_and_the_conversation_variable_are_refused(tmp_path: Path, prompts: str,
+                                                                      needle: str) -> None:
+    assert needle in refusal(tmp_path, f"prompts: {prompts}\nproviders: [echo]\n" + ONE_TEST)
+
+
+def test_settings_on_echo_leave_a_warning(tmp_path: Path) -> None:
+    _, warnings = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [{id: echo, config: {response_format: x}}]\n"
+                                 + ONE_TEST)
+    assert [w for w in warnings if "providers[0].config: response_format not used (echo answers with its input)" in w]

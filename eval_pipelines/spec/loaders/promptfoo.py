@@ -36,10 +36,10 @@ from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
-from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, parse_prompts, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_tests import (
-    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, var_combinations,
+    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
 from eval_pipelines.spec.models import Execution, Settings, Suite, TestCase, Trials
 from eval_pipelines.spec.paths import PathPolicy
@@ -57,9 +57,9 @@ REFUSED_KEYS = {"env": "setting environment variables from the config (set them 
                 "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
                 "derivedMetrics": "derived metrics", "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
-             "providerOutput", "assertScoringFunction"}
+             "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
-               "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar"}
+               "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
 EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
@@ -86,6 +86,10 @@ class Loader:
         self.doc, self.dialect = doc, dialect
         self.ctx = LoadContext(policy)
         self.providers: dict[str, Provider] = {}
+        self.suite_providers: list[Provider] = []
+        # promptfoo reads a variable's file:// path from the config's folder, wherever the test
+        # was written; AgentV v5 keeps reading it beside the file that holds the test.
+        self.var_base = doc.file.parent if dialect == "promptfoo" else None
 
     def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
         if raw is None:
@@ -119,6 +123,7 @@ class Loader:
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
         found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
+        self.suite_providers = found
         for provider in found:
             self.providers.setdefault(provider.name, provider)
         return [p.name for p in found]
@@ -131,7 +136,8 @@ class Loader:
             return {}
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
         self.refuse_in(raw.doc, options, path, {
-            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"})
+            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable",
+            "transformVars": "a JavaScript transform of the variables"})
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
                                      "by the suite's judge target (targets.yaml)")
@@ -139,6 +145,20 @@ class Loader:
             self.ctx.warnings.append(f"{raw.doc.file}: options.runSerially: cases run with the target's "
                                      "concurrency; set evaluateOptions.maxConcurrency: 1 to serialise")
         return options
+
+    def filter(self, doc: Document, path: tuple[Any, ...], refs: Any, names: list[list[str]],
+               what: str) -> set[int] | None:
+        """Indexes a test's ``prompts``/``providers`` filter keeps (None: no filter)."""
+        if refs is None:
+            return None
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            self.ctx.error(doc, path, f"invalid {what} filter", f"a list of {what} labels or ids")
+            return set()
+        kept = {i for i, n in enumerate(names) if any(matches_ref(n, ref) for ref in refs)}
+        for ref in refs:
+            if not any(matches_ref(n, ref) for n in names):
+                self.ctx.error(doc, path, f"no {what} matches {ref!r}", f"the label or id of a suite {what}")
+        return kept
 
     def refuse_in(self, doc: Document, raw: dict[str, Any], path: tuple[Any, ...], refused: dict[str, str]) -> None:
         for key, feature in refused.items():
@@ -177,7 +197,8 @@ class Loader:
         if not self.shapes_ok(doc, path, data):
             return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
-            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"])
+            variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base,
+                                  self.dialect == "promptfoo")
             if variables is None:
                 return []
             data = {**data, "vars": variables}
@@ -186,10 +207,16 @@ class Loader:
             self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
-        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"))
+        variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base,
+                              self.dialect == "promptfoo")
         if variables is None:
             return []
+        chosen = self.filter(doc, path + ("prompts",), data.get("prompts"), [p.names() for p in prompts], "prompt")
         targets = None
+        by_provider = self.filter(doc, path + ("providers",), data.get("providers"),
+                                  [list(p.names) for p in self.suite_providers], "provider")
+        if by_provider is not None:
+            targets = [self.suite_providers[i].name for i in sorted(by_provider)]
         if "provider" in data:
             provider = parse_provider(self.ctx, doc, path + ("provider",), data["provider"], self.dialect)
             if provider is not None:
@@ -206,12 +233,16 @@ class Loader:
         if isinstance(expected, list) and all(isinstance(m, dict) and "content" in m for m in expected):
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
+        if self.dialect == "promptfoo":
+            combos = [resolve_variables(combo) for combo in combos]
         for c, combo in enumerate(combos):
             transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
             assertions = convert_assertions(self.ctx, doc, path + ("assert",),
                                             _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                                             self.dialect, combo, self.doc.data, [transform] if transform else None)
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
+                if chosen is not None and k not in chosen:
+                    continue
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),
                                          str(options.get("suffix") or ""))

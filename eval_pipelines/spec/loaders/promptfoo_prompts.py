@@ -4,8 +4,11 @@ A prompt is an inline string, a chat-message list (YAML), or a ``file://``
 reference (globs allowed): ``.txt``/``.md``/``.j2`` text (a ``.txt`` file holds
 several prompts separated by a line ``---``, as in promptfoo), ``.json`` (a
 chat-message list, rendered as text and parsed after rendering, as promptfoo
-does) and ``.yaml``/``.yml`` (a message list). Entries may also be mappings
-``{raw|id, label}``. Function prompts (``.py``/``.js``) are refused.
+does), ``.yaml``/``.yml`` (a message list) and ``.csv`` (promptfoo's
+``processCsvPrompts``: a ``prompt`` column and an optional ``label`` column, or
+one prompt per line when the file has no comma; other columns are listed in a
+warning). Entries may also be mappings ``{raw|id, label}``. Function prompts
+(``.py``/``.js``/``.ts``) are refused by their name, whether or not the file exists.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
@@ -16,7 +19,9 @@ lists as ``a,b`` (as Nunjucks prints them), plus Nunjucks's ``dump`` filter
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +37,8 @@ from eval_pipelines.spec.source import Document, load_document, read_text
 ROLES = ("system", "user", "assistant", "tool")
 PROMPT_KEYS = {"raw", "id", "label", "config"}  # a prompt given as a mapping
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
+FUNCTION_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
+PROMPT_CSV_COLUMNS = ("prompt", "label")  # the columns promptfoo's CSV prompt files use
 
 
 def _nunjucks_text(value: Any) -> Any:
@@ -61,6 +68,19 @@ class Prompt:
     label: str
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
+    ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
+
+    def names(self) -> list[str]:
+        return [n for n in (self.label, self.ident) if n]
+
+
+def matches_ref(names: list[str], ref: str) -> bool:
+    """promptfoo's rule for `tests[].prompts` and `tests[].providers` entries (src/evaluator.ts
+    isPromptAllowed; docs/configuration/test-cases "Filtering Tests by Provider"): an exact label
+    or id, ``group:*`` for any name starting ``group:``, and a bare ``group`` also matching ``group:...``."""
+    if ref.endswith("*"):
+        return any(n.startswith(ref[:-1]) for n in names)
+    return any(n == ref or n.startswith(ref + ":") for n in names)
 
 
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
@@ -77,11 +97,13 @@ def render(template: str, variables: dict[str, Any]) -> str:
     return _ENV.from_string(template).render(**variables)
 
 
-def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str) -> list[Path]:
-    """Files a ``file://`` reference names (globs expanded), each inside what the policy allows."""
+def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
+                 base: Path | None = None) -> list[Path]:
+    """Files a ``file://`` reference names (globs expanded), each inside what the policy allows;
+    relative to ``base`` when given, else to the file that holds the reference."""
     pattern = ref.removeprefix("file://")
     pattern = pattern.split(":", 1)[0] if ":" in Path(pattern).name else pattern  # file://x.py:fn
-    candidate = Path(pattern) if Path(pattern).is_absolute() else doc.file.parent / pattern
+    candidate = Path(pattern) if Path(pattern).is_absolute() else (base or doc.file.parent) / pattern
     if any(ch in pattern for ch in "*?["):
         matches = sorted(Path(p) for p in glob.glob(str(candidate), recursive=True) if Path(p).is_file())
         if not matches:
@@ -114,15 +136,47 @@ def _messages_from(raw: Any) -> list[dict[str, Any]] | None:
     return [{"role": m.get("role", "user"), "content": m["content"]} for m in raw]
 
 
+def _csv_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], file: Path,
+                 label: str | None) -> list[Prompt]:
+    """promptfoo's ``processCsvPrompts`` (src/prompts/processors/csv.ts)."""
+    text = _read(ctx, doc, path, file).lstrip("\ufeff")
+    if "," not in text:  # one prompt per line, an optional `prompt` header
+        lines = [line for line in text.splitlines() if line.strip()]
+        lines = lines[1:] if lines and lines[0].strip().lower() == "prompt" else lines
+        return [Prompt(label or f"Prompt {i + 1} - {line}", text=line) for i, line in enumerate(lines)]
+    reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
+    extra = [c for c in reader.fieldnames or [] if c and c.strip() not in PROMPT_CSV_COLUMNS]
+    if extra:
+        ctx.warnings.append(f"{file}: columns {', '.join(extra)} are not read (a prompt file uses "
+                            "`prompt` and `label`)")
+    out = []
+    for row in reader:
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if isinstance(v, str)}
+        if row.get("prompt"):
+            out.append(Prompt(row.get("label") or label or f"Prompt {len(out) + 1} - {row['prompt']}",
+                              text=row["prompt"]))
+    if not out:
+        ctx.error(doc, path, f"{file.name} holds no prompt", "a `prompt` column with one prompt per row")
+    return out
+
+
 def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
                   label: str | None) -> list[Prompt]:
+    named = ref.removeprefix("file://")
+    named = named.split(":", 1)[0] if ":" in Path(named).name else named  # file://x.py:fn
+    if Path(named).suffix.lower() in FUNCTION_SUFFIXES:  # refused by name: it would not run here anyway
+        ctx.error(doc, path, f"function prompts ({Path(named).name}) are not supported",
+                  "text, JSON, YAML or CSV prompt files")
+        return []
     out: list[Prompt] = []
     for file in resolve_refs(ctx, doc, path, ref):
         suffix = file.suffix.lower()
         name = label or file.name
-        if suffix in (".py", ".js", ".ts", ".mjs", ".cjs"):
+        if suffix in FUNCTION_SUFFIXES:  # a glob that matched a script
             ctx.error(doc, path, f"function prompts ({file.name}) are not supported",
-                      "text, JSON or YAML prompt files")
+                      "text, JSON, YAML or CSV prompt files")
+        elif suffix == ".csv":
+            out += _csv_prompts(ctx, doc, path, file, label)
         elif suffix in (".yaml", ".yml"):
             loaded = read_structured(ctx, doc, path, file)
             if loaded is None:
@@ -144,7 +198,7 @@ def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: s
                 out.append(Prompt(name if len(parts) == 1 else f"{name}#{i + 1}", text=part))
         else:
             ctx.error(doc, path, f"prompt file type {suffix!r} is not supported",
-                      "a .txt, .md, .j2, .json or .yaml prompt file")
+                      "a .txt, .md, .j2, .json, .yaml or .csv prompt file")
     return out
 
 
@@ -161,6 +215,10 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     if isinstance(raw, str):
         if raw.startswith("file://"):
             return _file_prompts(ctx, doc, path, raw, label)
+        if raw.startswith("exec:"):  # promptfoo runs the script and uses its stdout as the prompt
+            ctx.error(doc, path, f"executable prompts ({raw.split()[0]}) are not supported",
+                      "text, JSON, YAML or CSV prompts")
+            return []
         if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
             return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
@@ -175,7 +233,10 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         if not isinstance(body, (str, list)):
             ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
             return []
-        return _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
+        found = _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
+        for prompt in found:
+            prompt.ident = str(raw["id"]) if raw.get("id") is not None else None
+        return found
     else:
         ctx.error(doc, path, f"got {type(raw).__name__}",
                   "a prompt string, a list of chat messages, a file:// reference or {raw|id, label}")
@@ -201,7 +262,13 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     items = raw if isinstance(raw, list) else [raw]
     out = []
     for i, item in enumerate(items):
-        out += _one_prompt(ctx, doc, path + (i,) if isinstance(raw, list) else path, item, i)
+        where = path + (i,) if isinstance(raw, list) else path
+        found = _one_prompt(ctx, doc, where, item, i)
+        if any("_conversation" in (p.text or json.dumps(p.messages or [], default=str)) for p in found):
+            # promptfoo fills it with the earlier turns of the same conversation; here it would render empty.
+            ctx.error(doc, where, "the _conversation variable (multi-turn history across tests) is not supported",
+                      "a prompt that holds its whole conversation")
+        out += found
     labels = [p.label for p in out]
     for i, prompt in enumerate(out):  # labels name test ids: keep them unique
         if labels.count(prompt.label) > 1:

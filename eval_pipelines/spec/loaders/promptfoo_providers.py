@@ -56,6 +56,7 @@ _NAME_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 class Provider:
     name: str
     config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
+    names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
 
 
 def target_name(text: str) -> str:
@@ -112,6 +113,14 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     for key in ("prompts", "transform", "delay", "env", "inputs"):
         if key in raw:
             ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label and config")
+    provider = _parse(ctx, doc, path, raw, dialect)
+    if provider is not None:
+        provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
+    return provider
+
+
+def _parse(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+           dialect: str) -> Provider | None:
     pid: str = raw["id"]
     config = raw.get("config") or {}
     if not isinstance(config, dict):
@@ -126,6 +135,9 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
             target = _openai(ctx, doc, path, name, model, config)
             return Provider(name, target) if target else None
     elif pid == "echo":
+        if config:  # echo answers with its input: no setting changes that
+            ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(sorted(config))} not used "
+                                "(echo answers with its input)")
         return Provider(name, {"name": name, "type": "command", "command": ["cat"]})
     elif pid.startswith("exec:"):
         command = pid.removeprefix("exec:").strip()

@@ -204,6 +204,10 @@ def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
     if ref.startswith(("http://", "https://")):
         ctx.error(doc, path, "remote test files (URLs, Google Sheets) are not supported", "a local file")
         return []
+    if ref.startswith("huggingface://"):  # promptfoo downloads the dataset; we read local files only
+        ctx.error(doc, path, f"Hugging Face datasets ({ref.split('?', 1)[0]}) are not supported",
+                  "a local .csv, .jsonl, .yaml or .json file")
+        return []
     if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", ref):
         ctx.error(doc, path, f"generated tests ({ref}) are not supported", "a .csv, .jsonl, .yaml or .json file")
         return []
@@ -288,8 +292,12 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
     return out
 
 
-def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any) -> dict[str, Any] | None:
-    """Variables with ``file://`` values read (text, or JSON/YAML as data)."""
+def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any,
+              base: Path | None = None, trim_text: bool = False) -> dict[str, Any] | None:
+    """Variables with ``file://`` values read (text, or JSON/YAML as data). A value's path is
+    relative to ``base`` (the config's folder: promptfoo's renderPrompt resolves it against
+    cliState.basePath, wherever the test was written); ``vars: file://...`` itself is relative
+    to the file that holds the test."""
     if variables is None:
         return {}
     if isinstance(variables, str) and variables.startswith("file://"):  # all variables from a YAML/JSON file
@@ -309,7 +317,7 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                 ctx.error(doc, path + (key,), f"variable from {value} is not supported",
                           "a text, JSON or YAML file")
                 return None
-            files = resolve_refs(ctx, doc, path + (key,), value)
+            files = resolve_refs(ctx, doc, path + (key,), value, base)
             values = []
             for file in files:
                 if file.suffix.lower() in (".json", ".yaml", ".yml"):
@@ -317,12 +325,35 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                     values.append(loaded.data if loaded else None)
                 else:
                     try:
-                        values.append(read_text(file))
+                        text = read_text(file)  # promptfoo trims a text file read as a variable
+                        values.append(text.strip() if trim_text else text)
                     except SpecErrors as exc:
                         ctx.errors.extend(exc.errors)
             out[key] = values[0] if len(values) == 1 else values
         else:
             out[key] = value
+    return out
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def resolve_variables(variables: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's renderPrompt (src/evaluatorHelpers.ts) before it renders a prompt: one trailing
+    newline is cut from every text variable, then ``resolveVariables`` replaces a text variable's
+    first ``{{ name }}`` with the variable ``name`` (up to five passes), so vars can reference vars."""
+    out = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in variables.items()}
+    for _ in range(5):
+        changed = False
+        for key, value in out.items():
+            match = _PLACEHOLDER.search(value) if isinstance(value, str) else None
+            if match and isinstance(out.get(match.group(1)), (str, int, float)):
+                other = out[match.group(1)]
+                text = ("true" if other else "false") if isinstance(other, bool) else str(other)
+                out[key] = value.replace(match.group(0), text, 1)
+                changed = True
+        if not changed:
+            break
     return out
 
 

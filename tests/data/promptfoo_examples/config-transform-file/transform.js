@@ -1,0 +1,5 @@
+module.exports = (output, context) => {
+  // context.vars, context.prompt
+  // ...
+  return output.toUpperCase();
+};
