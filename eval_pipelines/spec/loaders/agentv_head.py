@@ -15,6 +15,10 @@ maps them, so that every one has an effect:
   that ``rubric``), as in v5.
 * ``llm-rubric`` with ``prompt: file://...`` (no ``value``): ``llm_judge`` with that
   prompt file.
+* ``skill-trigger`` (``skill``, ``should_trigger``): whether the agent invoked the
+  skill, read as v5's ``skill-used`` reads it (a ``Skill`` tool call naming it, a
+  ``tool_trajectory``); ``should_trigger: false`` negates it.
+* ``rubrics`` with one ``criteria`` string: a list of that one criterion.
 
 The eval.yaml mapping is applied only to names v2 never accepted (v2 refused each
 of them), so a v2 suite loads as before.
@@ -65,6 +69,14 @@ def _assertion(item: Any) -> Any:
         if isinstance(out.get("prompt"), str):
             out["prompt"] = out["prompt"].removeprefix("file://")
         return out
+    if kind == "skill-trigger" and isinstance(item.get("skill"), str) and item["skill"]:
+        rest = {k: v for k, v in item.items() if k not in ("type", "skill", "should_trigger")}
+        negate = item.get("should_trigger", True) is False
+        return {**rest, "type": "tool_trajectory", "mode": "any_order",
+                "expected": [{"tool": "Skill", "args": {"skill": item["skill"]}}],
+                **({"negate": not rest.get("negate", False)} if negate else {})}
+    if kind == "rubrics" and isinstance(item.get("criteria"), str):
+        return {**item, "criteria": [item["criteria"]]}
     if kind in ("llm-rubric", "llm_rubric") and "value" not in item and isinstance(item.get("prompt"), str):
         return {**item, "type": "llm_judge", "prompt": item["prompt"].removeprefix("file://")}
     return item
