@@ -19,6 +19,15 @@ maps them, so that every one has an effect:
   skill, read as v5's ``skill-used`` reads it (a ``Skill`` tool call naming it, a
   ``tool_trajectory``); ``should_trigger: false`` negates it.
 * ``rubrics`` with one ``criteria`` string: a list of that one criterion.
+* ``metric`` on an assertion: its name (as v5 reads it), unless it has a ``name``.
+* inside a ``composite``: the same mapping for its nested assertions; an aggregator
+  of type ``script``/``code-grader`` is the ``code_judge`` aggregator, one of type
+  ``llm-rubric``/``llm-grader`` the ``llm_judge`` aggregator (``prompt`` its file).
+* ``tests: ./cases/`` (a folder): AgentV's ``loadCasesFromDirectory``: each immediate
+  subfolder holding a ``case.yaml`` (or ``case.yml``) is one test, in name order,
+  its ``id`` the folder's name unless the case sets one; a subfolder without a case
+  file is skipped with a stored warning; a case's own ``workspace/`` folder (a
+  per-case workspace template in AgentV) is refused.
 
 The eval.yaml mapping is applied only to names v2 never accepted (v2 refused each
 of them), so a v2 suite loads as before.
@@ -28,10 +37,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from eval_pipelines.spec.errors import SpecError, SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.paths import PathPolicy
-from eval_pipelines.spec.source import Document
+from eval_pipelines.spec.source import Document, load_document
 
 # AgentV names of the later vocabulary and the eval.yaml type each becomes.
 GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grader": "code_judge"}
@@ -63,7 +73,11 @@ def _assertion(item: Any) -> Any:
         return {"type": "llm_judge", "rubric": item}
     if not isinstance(item, dict) or not isinstance(item.get("type"), str):
         return item
+    if isinstance(item.get("metric"), str) and "name" not in item:
+        item = {**{k: v for k, v in item.items() if k != "metric"}, "name": item["metric"]}
     kind = item["type"]
+    if kind == "composite":
+        return _composite(item)
     if kind in GRADER_TYPES:
         out = {**item, "type": GRADER_TYPES[kind]}
         if isinstance(out.get("prompt"), str):
@@ -80,6 +94,21 @@ def _assertion(item: Any) -> Any:
     if kind in ("llm-rubric", "llm_rubric") and "value" not in item and isinstance(item.get("prompt"), str):
         return {**item, "type": "llm_judge", "prompt": item["prompt"].removeprefix("file://")}
     return item
+
+
+AGGREGATOR_TYPES = {"script": "code_judge", "code-grader": "code_judge", "llm-rubric": "llm_judge",
+                    "llm-grader": "llm_judge"}
+
+
+def _composite(item: dict[str, Any]) -> dict[str, Any]:
+    out = _assertions(item)
+    aggregator = out.get("aggregator")
+    if isinstance(aggregator, dict) and aggregator.get("type") in AGGREGATOR_TYPES:
+        aggregator = {**aggregator, "type": AGGREGATOR_TYPES[aggregator["type"]]}
+        if isinstance(aggregator.get("prompt"), str):
+            aggregator["prompt"] = aggregator["prompt"].removeprefix("file://")
+        out["aggregator"] = aggregator
+    return out
 
 
 def _assertions(holder: dict[str, Any]) -> dict[str, Any]:
@@ -105,10 +134,48 @@ def head_vocabulary(doc: Document) -> tuple[Document, dict[str, Any] | None]:
     return Document(doc.file, out, doc.lines), governance
 
 
+def _case_folder(doc: Document, policy: PathPolicy) -> tuple[Document, list[str]]:
+    """``tests: ./cases/``: the folder's case files inlined as ``tests`` (see the module doc)."""
+    raw = doc.data
+    ref = raw.get("tests") if isinstance(raw, dict) else None
+    if not isinstance(ref, str):
+        return doc, []
+    folder = doc.file.parent / ref.removeprefix("file://")
+    if not folder.is_dir():
+        return doc, []
+    errors: list[SpecError] = []
+    if not policy.check(folder, doc, ("tests",), errors):
+        raise SpecErrors(errors)
+    tests: list[Any] = []
+    warnings: list[str] = []
+    lines = dict(doc.lines)
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+        case_file = next((sub / n for n in ("case.yaml", "case.yml") if (sub / n).is_file()), None)
+        if case_file is None:
+            warnings.append(f"{doc.file}: tests: folder {sub.name!r} has no case.yaml; skipped (as AgentV does)")
+            continue
+        case = load_document(case_file)
+        path = ("tests", len(tests))
+        if not isinstance(case.data, dict):
+            errors.append(SpecError(str(case_file), (), "a case file must hold one mapping", 1, "a test mapping"))
+            continue
+        if (sub / "workspace").is_dir() and "workspace" not in case.data:
+            errors.append(SpecError(str(case_file), (), f"the case's own workspace folder ({sub.name}/workspace/) "
+                                    "is not supported", None, "the suite's workspace"))
+            continue
+        tests.append({"id": sub.name, **case.data} if case.data.get("id") is None else case.data)
+        lines[path] = doc.line_of(("tests",)) or 1
+    if errors:
+        raise SpecErrors(errors)
+    return Document(doc.file, {**raw, "tests": tests}, lines), warnings
+
+
 def load_eval_yaml_head(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     """An eval.yaml suite, in v2's names or AgentV HEAD's later ones."""
+    doc, folder_warnings = _case_folder(doc, policy)
     mapped, governance = head_vocabulary(doc)
     suite, warnings = load_eval_yaml(mapped, policy)
+    warnings = folder_warnings + warnings
     if governance is not None:
         apply_governance(suite, governance)
     return suite, warnings
