@@ -16,7 +16,9 @@ from eval_pipelines.spec.loader import load_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PROMPTFOO = sorted((DATA / "promptfoo_examples").glob("*/promptfooconfig.yaml"))
-AGENTV = sorted(p for p in (DATA / "agentv_head").rglob("*.yaml"))
+# AgentV's suite files (its case files, `cases/*/case.yaml`, are read through a suite's `tests: ./cases/`).
+AGENTV = sorted(p for p in (DATA / "agentv_head").rglob("*.yaml")
+                if p.name in ("EVAL.yaml", "suite.yaml") or p.name.endswith((".eval.yaml", ".EVAL.yaml")))
 
 
 def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
@@ -33,7 +35,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 
 
 @pytest.mark.parametrize(("files", "formats", "minimum_files"), [
-    (PROMPTFOO, {"promptfoo"}, 15), (AGENTV, {"agentv-v5"}, 10)], ids=["promptfoo", "agentv-v5"])
+    (PROMPTFOO, {"promptfoo"}, 15), (AGENTV, {"agentv-v5", "eval-yaml"}, 40)], ids=["promptfoo", "agentv-v5"])
 def test_at_least_80_percent_of_the_real_examples_validate(files: list[Path], formats: set[str],
                                                           minimum_files: int) -> None:
     assert len(files) >= minimum_files
