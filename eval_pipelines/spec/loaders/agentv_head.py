@@ -46,6 +46,9 @@ from eval_pipelines.spec.source import Document, load_document
 # AgentV names of the later vocabulary and the eval.yaml type each becomes.
 GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grader": "code_judge"}
 ASSERTION_LISTS = ("assert", "assertions")
+# The fields this module accepts in the tests+input shape (the field contract lists them).
+HEAD_SUITE_KEYS = ("governance",)
+HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
 
 
 def merge_governance(suite: dict[str, Any], case: Any) -> dict[str, Any]:
