@@ -176,3 +176,24 @@ tests:
 """))
     message = str(caught.value.errors[0])
     assert "`target` (a model the script calls" in message and "\n" not in message
+
+
+def test_head_hook_names_are_v2s_workspace_steps(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    suite, warnings = load_suite(_write(tmp_path, """\
+target: llm
+workspace:
+  template: ws/
+  hooks:
+    before_all: {command: [node, setup.mjs]}
+    after_all: {command: [node, teardown.mjs]}
+    before_each: {command: [node, each.mjs]}
+tests:
+  - id: a
+    input: hi
+    assertions: [{type: contains, value: hi}]
+"""))
+    assert suite.workspace is not None
+    assert suite.workspace.setup is not None and suite.workspace.setup.script == ["node", "setup.mjs"]
+    assert suite.workspace.teardown is not None and suite.workspace.teardown.script == ["node", "teardown.mjs"]
+    assert any("before_each_test" in w and "per-test hooks are not run" in w for w in warnings)

@@ -24,6 +24,7 @@ REFUSED = {
     # attachments AgentV's repository does not hold at that path (AgentV warns and sends the prompt without them)
     "features/agent-skills-evals/csv-analyzer.EVAL.yaml": "file not found: evals/files/sales.csv",
     "features/code-grader-sdk/evals/suite.yaml": "file not found: python.instructions.md",
+    "features/transpile/csv-analyzer.EVAL.yaml": "file not found: evals/files/sales.csv",
     # features we do not run
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/script-grader-with-llm-calls/evals/contextual-recall.eval.yaml": "`target` (a model the script calls",

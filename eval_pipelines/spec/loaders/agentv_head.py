@@ -23,6 +23,9 @@ maps them, so that every one has an effect:
 * inside a ``composite``: the same mapping for its nested assertions; an aggregator
   of type ``script``/``code-grader`` is the ``code_judge`` aggregator, one of type
   ``llm-rubric``/``llm-grader`` the ``llm_judge`` aggregator (``prompt`` its file).
+* ``workspace.hooks``: HEAD's hook names ``before_all``/``after_all``/``before_each``/
+  ``after_each`` are v2's ``before_all_tests``/``after_all_tests``/``before_each_test``/
+  ``after_each_test`` (read by ``agentv_workspace``: setup, teardown, per-test warnings).
 * ``tests: ./cases/`` (a folder): AgentV's ``loadCasesFromDirectory``: each immediate
   subfolder holding a ``case.yaml`` (or ``case.yml``) is one test, in name order,
   its ``id`` the folder's name unless the case sets one; a subfolder without a case
@@ -48,6 +51,8 @@ GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grade
 ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
 HEAD_SUITE_KEYS = ("governance",)
+HOOK_NAMES = {"before_all": "before_all_tests", "after_all": "after_all_tests", "before_each": "before_each_test",
+              "after_each": "after_each_test"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
 
 
@@ -134,6 +139,11 @@ def head_vocabulary(doc: Document) -> tuple[Document, dict[str, Any] | None]:
     governance = out.pop("governance", None) if isinstance(out.get("governance"), dict) else None
     if isinstance(out.get("tests"), list):
         out["tests"] = [_assertions(t) if isinstance(t, dict) else t for t in out["tests"]]
+    workspace = out.get("workspace")
+    if isinstance(workspace, dict) and isinstance(workspace.get("hooks"), dict):
+        hooks = workspace["hooks"]
+        renamed = {HOOK_NAMES[k] if k in HOOK_NAMES and HOOK_NAMES[k] not in hooks else k: v for k, v in hooks.items()}
+        out["workspace"] = {**workspace, "hooks": renamed}
     return Document(doc.file, out, doc.lines), governance
 
 
