@@ -27,9 +27,10 @@ REFUSED = {
     "features/transpile/csv-analyzer.EVAL.yaml": "file not found: evals/files/sales.csv",
     # features we do not run
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
-    "features/script-grader-with-llm-calls/evals/contextual-recall.eval.yaml": "`target` (a model the script calls",
     "features/script-grader-with-llm-calls/evals/contextual-precision.eval.yaml":
         "a per-assertion grading provider (`provider`) are not supported",
+    "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
+    "features/file-changes-graders/evals/dataset.eval.yaml": "assertions[1].max_steps: unknown field 'max_steps'",
     "features/rubric/evals/operators.eval.yaml": "criteria[0].operator: unknown field 'operator'",
     "features/autoresearch/EVAL.yaml": "defaults: unknown field 'defaults'",
     "features/threshold-grader/evals/dataset.eval.yaml": "experiment: unknown field 'experiment'",

@@ -178,6 +178,11 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
         return None
+    if dialect == "agentv" and built.get("type") == "code_judge" and "target" in raw:
+        # As for eval.yaml's code_judge (agentv_assertions): passed in `config`, with a stored warning.
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.target: code_judge `target` (a judge calling "
+                            "a model through AgentV's target proxy) is not available here: the judge runs without "
+                            "model access; `target` is passed to it in `config`")
     built = {k: v for k, v in built.items() if v is not None}
     name = raw.get("metric", raw.get("name"))
     if name is not None:

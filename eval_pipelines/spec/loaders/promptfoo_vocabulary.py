@@ -213,9 +213,6 @@ def agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
             raise Refused("`command` is required for a script assertion")
         if raw.get("cwd", ".") not in (".", "./"):
             raise Refused("`cwd` other than the suite's folder is not supported (commands run from it)")
-        if "target" in raw:  # AgentV: a model the script may call through a proxy (`max_calls`)
-            raise Refused("`target` (a model the script calls through AgentV's proxy) is not supported: "
-                          "scripts run sandboxed, without model access")
         extra = {k: v for k, v in raw.items() if k not in AGENTV_COMMON | SCRIPT_KEYS}
         out: dict[str, Any] = {"type": "code_judge", "command": command}
         if "config" in raw or extra:
