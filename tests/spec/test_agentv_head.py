@@ -173,10 +173,30 @@ tests:
     vars: {input: hi}
     assert:
       - {metric: recall, type: script, command: [bun, run, r.ts], target: {max_calls: 15}}
+      - {metric: precision, type: script, command: [bun, run, p.ts], provider: {max_calls: 10}}
 """))
-    script = suite.tests[0].assertions[0]
-    assert (script.type, script.name, script.config["config"]) == ("code_judge", "recall", {"target": {"max_calls": 15}})
+    recall, precision = suite.tests[0].assertions
+    assert (recall.type, recall.name, recall.config["config"]) == ("code_judge", "recall", {"target": {"max_calls": 15}})
+    assert precision.config["config"] == {"provider": {"max_calls": 10}}
     assert any("tests.0.assert.0.target: code_judge `target`" in w and "without model access" in w for w in warnings)
+    assert any("tests.0.assert.1.provider: code_judge `provider`" in w for w in warnings)
+
+
+def test_an_inline_experiment_block_with_a_target_is_the_execution_block(tmp_path: Path) -> None:
+    suite, _ = load_suite(_write(tmp_path, """\
+description: d
+experiment:
+  target: llm
+tests:
+  - id: a
+    input: hi
+    assertions: [{type: contains, value: hi}]
+"""))
+    assert suite.execution.targets == ["llm"]
+    with pytest.raises(SpecErrors) as caught:  # other experiment fields are not execution's
+        load_suite(_write(tmp_path, "description: d\nexperiment:\n  target: llm\n  runs: 2\n"
+                                    "tests:\n  - id: a\n    input: hi\n"))
+    assert "experiment: unknown field 'experiment'" in str(caught.value)
 
 
 def test_head_hook_names_are_v2s_workspace_steps(tmp_path: Path) -> None:
@@ -198,3 +218,19 @@ tests:
     assert suite.workspace.setup is not None and suite.workspace.setup.script == ["node", "setup.mjs"]
     assert suite.workspace.teardown is not None and suite.workspace.teardown.script == ["node", "teardown.mjs"]
     assert any("before_each_test" in w and "per-test hooks are not run" in w for w in warnings)
+
+
+def test_trajectory_tool_used_with_min_counts_is_a_minimum_per_tool(tmp_path: Path) -> None:
+    suite, _ = load_suite(_write(tmp_path, """\
+target: llm
+prompts: ["{{ input }}"]
+tests:
+  - id: a
+    vars: {input: research}
+    assert:
+      - {metric: depth, type: trajectory:tool-used, value: {name: webSearch, min: 2}}
+      - {type: trajectory:tool-used, value: [{name: fetchPage, min: 1}, {name: summarize, min: 0}]}
+"""))
+    depth, fetch = suite.tests[0].assertions
+    assert (depth.name, depth.config) == ("depth", {"mode": "any_order", "minimums": {"webSearch": 2}})
+    assert fetch.config["minimums"] == {"fetchPage": 1, "summarize": 0}

@@ -23,6 +23,10 @@ maps them, so that every one has an effect:
 * inside a ``composite``: the same mapping for its nested assertions; an aggregator
   of type ``script``/``code-grader`` is the ``code_judge`` aggregator, one of type
   ``llm-rubric``/``llm-grader`` the ``llm_judge`` aggregator (``prompt`` its file).
+* ``experiment: {target | targets | workers}`` (HEAD's experiment block, inline; its
+  experiment-file schema gives these fields the meaning ``execution``'s have): read as
+  ``execution``. An ``experiment`` with other fields (``runs``, ``repeat``, ``scripts``,
+  ...) stays, and is refused as an unknown field.
 * ``workspace.hooks``: HEAD's hook names ``before_all``/``after_all``/``before_each``/
   ``after_each`` are v2's ``before_all_tests``/``after_all_tests``/``before_each_test``/
   ``after_each_test`` (read by ``agentv_workspace``: setup, teardown, per-test warnings).
@@ -50,7 +54,8 @@ from eval_pipelines.spec.source import Document, load_document
 GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grader": "code_judge"}
 ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
-HEAD_SUITE_KEYS = ("governance",)
+HEAD_SUITE_KEYS = ("governance", "experiment")
+EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
 HOOK_NAMES = {"before_all": "before_all_tests", "after_all": "after_all_tests", "before_each": "before_each_test",
               "after_each": "after_each_test"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
@@ -139,12 +144,17 @@ def head_vocabulary(doc: Document) -> tuple[Document, dict[str, Any] | None]:
     governance = out.pop("governance", None) if isinstance(out.get("governance"), dict) else None
     if isinstance(out.get("tests"), list):
         out["tests"] = [_assertions(t) if isinstance(t, dict) else t for t in out["tests"]]
+    lines = doc.lines
+    experiment = out.get("experiment")
+    if isinstance(experiment, dict) and "execution" not in out and set(experiment) <= EXPERIMENT_AS_EXECUTION:
+        out["execution"] = out.pop("experiment")
+        lines = {**lines, **{("execution",) + k[1:]: v for k, v in lines.items() if k[:1] == ("experiment",)}}
     workspace = out.get("workspace")
     if isinstance(workspace, dict) and isinstance(workspace.get("hooks"), dict):
         hooks = workspace["hooks"]
         renamed = {HOOK_NAMES[k] if k in HOOK_NAMES and HOOK_NAMES[k] not in hooks else k: v for k, v in hooks.items()}
         out["workspace"] = {**workspace, "hooks": renamed}
-    return Document(doc.file, out, doc.lines), governance
+    return Document(doc.file, out, lines), governance
 
 
 def _case_folder(doc: Document, policy: PathPolicy) -> tuple[Document, list[str]]:

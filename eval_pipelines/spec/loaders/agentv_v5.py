@@ -51,6 +51,9 @@ def is_agentv_v5(data: Any) -> bool:
     tests = data.get("tests")
     has_vars = isinstance(tests, list) and any(isinstance(t, dict) and "vars" in t for t in tests)
     has_ids = isinstance(tests, list) and any(isinstance(t, dict) and "id" in t for t in tests)
+    has_input = isinstance(tests, list) and any(isinstance(t, dict) and "input" in t for t in tests)
+    if has_input and "prompts" not in data:
+        return False  # AgentV's tests[].input shape (the eval.yaml loader's), even with tests[].vars
     return ("prompts" in data or has_vars) and (bool(agentv_names & data.keys()) or has_ids or "name" in data)
 
 
