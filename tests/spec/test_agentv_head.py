@@ -234,3 +234,12 @@ tests:
     depth, fetch = suite.tests[0].assertions
     assert (depth.name, depth.config) == ("depth", {"mode": "any_order", "minimums": {"webSearch": 2}})
     assert fetch.config["minimums"] == {"fetchPage": 1, "summarize": 0}
+
+
+def test_name_without_description_is_the_suite_name_in_heads_vocabulary_only(tmp_path: Path) -> None:
+    body = "tests:\n  - id: a\n    input: hi\n    assertions: [{type: %s}]\n"
+    suite, _ = load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % "llm-grader"))
+    assert suite.name == "weighted"
+    with pytest.raises(SpecErrors) as caught:  # v2's names: v2's rule (a `name` block needs a description)
+        load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % "llm_judge"))
+    assert "description: required when the suite has a `name`" in str(caught.value)
