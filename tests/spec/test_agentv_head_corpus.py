@@ -2,8 +2,9 @@
 
 Every example either loads, or is refused for the reason listed below (a file the
 index does not hold, or a feature we do not run) in one line; and for every accepted
-example, every input text the YAML writes (``input`` or v5's ``vars.input``: strings
-and ``{type: text, value}`` parts) reaches the loaded test's messages, role kept, in order.
+example, every input text the YAML writes (``input`` or v5's ``vars.input``: strings,
+``{type: text, value}`` parts, the text of ``{type: file}`` parts, the strings of a
+structured payload) reaches the loaded test's messages, role kept, in order.
 """
 
 from __future__ import annotations
@@ -76,10 +77,29 @@ def _written(test: dict[str, Any]) -> list[dict[str, Any]]:
     return written if isinstance(written, list) else [{"role": "user", "content": written}]
 
 
-def _texts(content: Any) -> list[str]:
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def _texts(content: Any, base: Path) -> list[str]:
+    """The message's strings and text parts, and the text of its file parts (found as AgentV finds them:
+    relative to the suite's folder or a parent)."""
     if isinstance(content, str):
         return [content]
-    return [part["value"] for part in content if isinstance(part, dict) and part.get("type") == "text"]
+    if isinstance(content, dict):  # a structured payload goes out as JSON: each of its strings is in it
+        return [v for v in _leaves(content) if isinstance(v, str)]
+    out = []
+    for part in content:
+        if part.get("type") == "file":
+            file = next(p for p in [base / part["value"], *(q / part["value"] for q in base.parents)] if p.is_file())
+            out.append(file.read_text(encoding="utf-8").replace("\r\n", "\n").strip())
+        elif part.get("type") == "text":
+            out.append(part["value"])
+    return out
 
 
 def _raw_tests(suite: Path) -> list[dict[str, Any]]:
@@ -103,7 +123,7 @@ def test_no_input_text_is_lost(suite: Path) -> None:
         for message in _written(test):
             role = message.get("role", "user")
             target = next(m for m in stored if m.role == role)  # in order; a message of that role
-            for text in _texts(message["content"]):
+            for text in _texts(message["content"], suite.parent):
                 assert text.strip() in target.content, (case.id, text[:80])
                 checked += 1
     assert checked >= len(loaded.tests)
