@@ -32,6 +32,7 @@ REFUSED = {
     "showcase/export-screening/evals/suite.yaml": "file not found: ../skills/export-risk-assessment.md",
     # features we do not run
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
+    "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
     "features/file-changes-graders/evals/dataset.eval.yaml": "assertions[1].max_steps: unknown field 'max_steps'",
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessors: unknown field 'preprocessors'",

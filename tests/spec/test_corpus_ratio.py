@@ -18,7 +18,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 PROMPTFOO = sorted((DATA / "promptfoo_examples").glob("*/promptfooconfig.yaml"))
 # AgentV's suite files (its case files, `cases/*/case.yaml`, are read through a suite's `tests: ./cases/`).
 AGENTV = sorted(p for p in (DATA / "agentv_head").rglob("*.yaml")
-                if p.name in ("EVAL.yaml", "suite.yaml") or p.name.endswith((".eval.yaml", ".EVAL.yaml")))
+                if p.name in ("EVAL.yaml", "eval.yaml", "suite.yaml") or p.name.endswith((".eval.yaml", ".EVAL.yaml")))
 
 
 def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
