@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.spec.errors import UNUSED_PREFIX, SpecErrors
+from eval_pipelines.spec.loaders.agentv_head import load_eval_yaml_head
 from eval_pipelines.spec.loaders.agentv_v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
@@ -115,7 +116,7 @@ def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
             return load_agentv_v5(doc, policy)
         if kind == "promptfoo":
             return load_promptfoo(doc, policy)
-        return load_eval_yaml(doc, policy)
+        return load_eval_yaml_head(doc, policy)  # v2's names, or AgentV HEAD's later ones
     except (ValueError, OverflowError) as exc:
         # A value a loader did not check field by field (pydantic's ValidationError
         # is a ValueError; int() of NaN or 1e400 raises these): one line, never a traceback.

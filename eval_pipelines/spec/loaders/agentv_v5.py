@@ -20,6 +20,7 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   run's workspace; other environment types are refused. ``workspace: {template,
   scope: suite}`` does the same (other scopes are refused).
 * ``extensions``: refused (hooks that run code in AgentV's process).
+* ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_head import apply_governance
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.models import Suite, Workspace
 from eval_pipelines.spec.paths import PathPolicy
@@ -35,7 +37,7 @@ from eval_pipelines.spec.source import Document
 
 SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
               "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
-              "evaluate_options", "scenarios", "workspace"}
+              "evaluate_options", "scenarios", "workspace", "governance"}
 NAMES = {"defaultTest": "default_test", "evaluateOptions": "evaluate_options", "__keys__": " ".join(SUITE_KEYS)}
 ENVIRONMENT_KEYS = {"type", "workdir"}
 WORKSPACE_KEYS = {"template", "scope"}
@@ -49,6 +51,9 @@ def is_agentv_v5(data: Any) -> bool:
     tests = data.get("tests")
     has_vars = isinstance(tests, list) and any(isinstance(t, dict) and "vars" in t for t in tests)
     has_ids = isinstance(tests, list) and any(isinstance(t, dict) and "id" in t for t in tests)
+    has_input = isinstance(tests, list) and any(isinstance(t, dict) and "input" in t for t in tests)
+    if has_input and "prompts" not in data:
+        return False  # AgentV's tests[].input shape (the eval.yaml loader's), even with tests[].vars
     return ("prompts" in data or has_vars) and (bool(agentv_names & data.keys()) or has_ids or "name" in data)
 
 
@@ -95,11 +100,15 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if "extensions" in raw:
         errors.append(SpecError(str(doc.file), ("extensions",), "extension hooks (`extensions`) are not supported",
                                 doc.line_of(("extensions",)), "a suite without extensions"))
+    governance = raw.get("governance")
+    if "governance" in raw and not isinstance(governance, dict):
+        errors.append(SpecError(str(doc.file), ("governance",), "invalid governance", doc.line_of(("governance",)),
+                                "a mapping (schema_version, owasp_llm_top_10_2025, mitre_atlas, controls, ...)"))
     workspace = _environment(doc, raw.get("environment"), errors)
     if "workspace" in raw:
         workspace = _workspace(doc, raw["workspace"], errors) or workspace
     data = dict(raw)
-    for key in ("extensions", "environment", "workspace"):
+    for key in ("extensions", "environment", "workspace", "governance"):
         data.pop(key, None)
     if "providers" not in data:
         target = data.pop("targets", data.pop("target", None))
@@ -114,6 +123,8 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if errors:
         raise SpecErrors(errors)
     suite.workspace = workspace
+    if isinstance(governance, dict):
+        apply_governance(suite, governance)
     for key in ("author", "license"):  # the suite's metadata, stored with it (suites.spec) as eval.yaml's
         if raw.get(key) is not None:
             setattr(suite, key, str(raw[key]))

@@ -145,7 +145,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     negate = kind.startswith("not-")
     base = kind.removeprefix("not-")
     for key, feature in (("provider", "a per-assertion grading provider"),):
-        if key in raw:
+        if key in raw and not script:  # on a script, AgentV's model proxy: passed on with a warning (below)
             ctx.error(doc, path + (key,), f"{feature} (`{key}`) are not supported",
                       "the suite's judge target grades model-graded assertions" if key == "provider"
                       else "an assertion without it")
@@ -178,6 +178,14 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
         return None
+    for proxy in ("target", "provider") if script else ():
+        # AgentV's model proxy for a script (`max_calls`), as eval.yaml's code_judge `target`
+        # (agentv_assertions): passed to the script in its `config`, with a stored warning.
+        if proxy in raw:
+            built["config"] = {**(built.get("config") or {}), proxy: raw[proxy]}
+            ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.{proxy}: code_judge `{proxy}` (a judge "
+                                "calling a model through AgentV's target proxy) is not available here: the judge "
+                                f"runs without model access; `{proxy}` is passed to it in `config`")
     built = {k: v for k, v in built.items() if v is not None}
     name = raw.get("metric", raw.get("name"))
     if name is not None:

@@ -165,6 +165,12 @@ def _trajectory(raw: dict[str, Any], kind: str) -> dict[str, Any]:
     if value is None:
         raise Refused("`value` is required for this assertion type")
     if kind == "trajectory:tool-used":
+        items = value if isinstance(value, list) else [value]
+        counted = [i for i in items if isinstance(i, dict) and set(i) == {"name", "min"}
+                   and isinstance(i["min"], int) and not isinstance(i["min"], bool) and i["min"] >= 0]
+        if len(counted) == len(items) and any(i["min"] != 1 for i in counted):  # called at least `min` times
+            return {"type": "tool_trajectory", "mode": "any_order",
+                    "minimums": {str(i["name"]): i["min"] for i in counted}}
         return {"type": "tool_trajectory", "mode": "any_order", "expected": _tool_names(value)}
     if kind == "trajectory:tool-sequence":
         mode = "in_order"
