@@ -28,11 +28,10 @@ maps them, so that every one has an effect:
   ``execution``. An ``experiment`` with other fields (``runs``, ``repeat``, ``scripts``,
   ...) stays, and is refused as an unknown field.
 * ``workspace.hooks``: HEAD's hook names ``before_all``/``after_all``/``before_each``/
-  ``after_each`` are v2's ``before_all_tests``/``after_all_tests``/``before_each_test``/
-  ``after_each_test`` (read by ``agentv_workspace``: setup, teardown, per-test warnings).
-* ``name`` without ``description`` in a file that uses these later names: the suite's
-  name. (v2's rule, that ``name`` opens a metadata block which then needs a
-  ``description``, is gone from HEAD's schema, where both are optional.)
+  ``after_each`` are read by ``agentv_workspace`` beside v2's ``before_all_tests``/...
+  (setup, teardown, per-test warnings).
+* ``name`` without ``description``: the suite's name (AgentV's ``metadata.ts`` makes the
+  description optional; ``eval_yaml`` stores a warning for it, in either vocabulary).
 * ``tests: ./cases/`` (a folder): AgentV's ``loadCasesFromDirectory``: each immediate
   subfolder holding a ``case.yaml`` (or ``case.yml``) is one test, in name order,
   its ``id`` the folder's name unless the case sets one; a subfolder without a case
@@ -48,7 +47,7 @@ from __future__ import annotations
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
-from eval_pipelines.spec.loaders.eval_yaml import NAME_PATTERN, load_eval_yaml
+from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document, load_document
@@ -59,8 +58,6 @@ ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
 HEAD_SUITE_KEYS = ("governance", "experiment")
 EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
-HOOK_NAMES = {"before_all": "before_all_tests", "after_all": "after_all_tests", "before_each": "before_each_test",
-              "after_each": "after_each_test"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
 
 
@@ -152,11 +149,6 @@ def head_vocabulary(doc: Document) -> tuple[Document, dict[str, Any] | None]:
     if isinstance(experiment, dict) and "execution" not in out and set(experiment) <= EXPERIMENT_AS_EXECUTION:
         out["execution"] = out.pop("experiment")
         lines = {**lines, **{("execution",) + k[1:]: v for k, v in lines.items() if k[:1] == ("experiment",)}}
-    workspace = out.get("workspace")
-    if isinstance(workspace, dict) and isinstance(workspace.get("hooks"), dict):
-        hooks = workspace["hooks"]
-        renamed = {HOOK_NAMES[k] if k in HOOK_NAMES and HOOK_NAMES[k] not in hooks else k: v for k, v in hooks.items()}
-        out["workspace"] = {**workspace, "hooks": renamed}
     return Document(doc.file, out, lines), governance
 
 
@@ -196,37 +188,12 @@ def _case_folder(doc: Document, policy: PathPolicy) -> tuple[Document, list[str]
     return Document(doc.file, {**raw, "tests": tests}, lines), warnings
 
 
-def _head_assertion(item: Any) -> bool:
-    return isinstance(item, str) or (isinstance(item, dict) and (
-        item.get("type") in GRADER_TYPES or item.get("type") == "skill-trigger" or "metric" in item))
-
-
-def uses_head_names(data: Any) -> bool:
-    """Whether a tests+input file uses any of HEAD's later names (v2 refused each of them)."""
-    if not isinstance(data, dict):
-        return False
-    if {"governance", "experiment"} & data.keys():
-        return True
-    holders = [data] + [t for t in data.get("tests") or [] if isinstance(t, dict)] \
-        if isinstance(data.get("tests"), list) else [data]
-    return any(_head_assertion(item) for holder in holders for key in ASSERTION_LISTS
-               if isinstance(holder.get(key), list) for item in holder[key])
-
-
 def load_eval_yaml_head(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     """An eval.yaml suite, in v2's names or AgentV HEAD's later ones."""
     doc, folder_warnings = _case_folder(doc, policy)
-    head = uses_head_names(doc.data)
     mapped, governance = head_vocabulary(doc)
-    name = mapped.data.get("name") if head and isinstance(mapped.data, dict) else None
-    if isinstance(name, str) and NAME_PATTERN.fullmatch(name) and len(name) <= 64 and "description" not in mapped.data:
-        mapped = Document(mapped.file, {k: v for k, v in mapped.data.items() if k != "name"}, mapped.lines)
-    else:
-        name = None
     suite, warnings = load_eval_yaml(mapped, policy)
     warnings = folder_warnings + warnings
-    if name is not None:
-        suite.name = name
     if governance is not None:
         apply_governance(suite, governance)
     return suite, warnings
