@@ -6,8 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -45,25 +47,32 @@ def test_a_working_skill_without_threshold_exits_0(tmp_path: Path, capsys: pytes
     assert code == ExitCode.OK, capsys.readouterr().out
 
 
-def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    folder = skill(tmp_path, "import sys\nprint(sys.stdin.read())\n")
-    db = tmp_path / "r.duckdb"
+@contextmanager
+def held_open(db: Path) -> Iterator[None]:
+    """Another process holds the DuckDB file open for writing while the block runs."""
     with connect(db):
         pass
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import duckdb, sys, time
+        import duckdb, sys
         con = duckdb.connect({str(db)!r})
         print("holding", flush=True)
         sys.stdin.read()
         """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        monkeypatch.setenv("EVAL_PIPELINES_DB_WAIT_S", "1")
-        code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(db), "--no-cache"])
+        yield
     finally:
         holder.communicate("", timeout=30)
+
+
+def test_a_busy_database_is_announced_and_ends_in_one_line(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    folder = skill(tmp_path, "import sys\nprint(sys.stdin.read())\n")
+    db = tmp_path / "r.duckdb"
+    with held_open(db):
+        monkeypatch.setenv("EVAL_PIPELINES_DB_WAIT_S", "1")
+        code = main(["--root", str(tmp_path), "run", str(folder), "--db", str(db), "--no-cache"])
     captured = capsys.readouterr()
     assert code == ExitCode.DATABASE_BUSY == 5, captured
     assert "Traceback" not in captured.err + captured.out
@@ -80,17 +89,8 @@ def test_cache_entries_kept_while_the_file_is_busy_are_counted_not_dropped(tmp_p
     from eval_pipelines.run.targets.base import ModelOutput
 
     db = tmp_path / "cache.duckdb"
-    with connect(db):
-        pass
     cache = ResponseCache(str(db))
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import duckdb, sys
-        con = duckdb.connect({str(db)!r})
-        print("holding", flush=True)
-        sys.stdin.read()
-        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "holding"
+    with held_open(db):
         for i in range(3):
             cache._pending.append({  # what put() buffers
                 "request_hash": f"h{i}", "target": "t", "model": "m", "output": f"answer {i}",
@@ -98,8 +98,6 @@ def test_cache_entries_kept_while_the_file_is_busy_are_counted_not_dropped(tmp_p
                 "llm_calls": 1, "tool_calls": 0, "trace": "[]", "created_at": datetime(2026, 1, 1)})
         cache.flush(0.0)
         assert cache.unwritten == 3 and cache.stored == 0
-    finally:
-        holder.communicate("", timeout=30)
     cache.flush(5.0)
     assert cache.unwritten == 0 and cache.stored == 3
     cache.preload(["h0", "h1", "h2"])
