@@ -177,6 +177,37 @@ tests: [{vars: {q: x}}]
     assert "per-prompt provider config is not supported" in line
 
 
+def test_prompts_as_label_and_messages_with_file_contents(tmp_path: Path) -> None:
+    # promptfoo's examples/chat-messages-format: {label, messages}, each content a template or
+    # a file:// file read as a template, in the order written; a script file there is refused.
+    suite, _ = load(tmp_path, """
+prompts:
+  - label: chat
+    messages:
+      - {role: system, content: file://system.j2}
+      - {role: user, content: 'Explain {{ topic }}'}
+      - {role: assistant, content: file://answer.json}
+providers: [echo]
+tests: [{vars: {topic: recursion, domain: CS}}]
+""", system__j2="You know {{ domain }}.", answer__json='{"topic": "{{ topic }}"}')
+    case, = suite.tests
+    assert case.metadata["prompt"] == "chat"
+    assert [(m.role, m.content) for m in case.input] == [
+        ("system", "You know CS."), ("user", "Explain recursion"), ("assistant", '{"topic": "recursion"}')]
+    line = refusal(tmp_path, "prompts: [{label: x, messages: [{role: user, content: file://p.js}]}]\n"
+                   "providers: [echo]\n" + ONE_TEST)
+    assert "prompts[0].messages[0].content: function prompts (p.js) are not supported" in line
+
+
+def test_a_prompt_file_field_is_refused_with_the_form_promptfoo_reads(tmp_path: Path) -> None:
+    # examples/openai-audio/promptfooconfig-advanced: {id, label, file}. promptfoo's normalizeInput
+    # takes `raw || id` as the prompt and ignores `file`: the prompt would be the id's own text.
+    line = refusal(tmp_path, "prompts: [{id: audio-io, label: A, file: ./prompt.json}]\nproviders: [echo]\n"
+                   + ONE_TEST)
+    assert "prompts[0].file: `file` is not a promptfoo prompt field" in line
+    assert "'audio-io'" in line and "id: file://prompt.json" in line
+
+
 def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
     suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
                     t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")
