@@ -182,7 +182,29 @@ def parse_providers(ctx: LoadContext, doc: Document, key: str, raw: Any, dialect
     items = raw if isinstance(raw, list) else [raw]
     providers = [p for i, item in enumerate(items)
                  if (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect))]
-    names = [p.name for p in providers]
-    for dup in sorted({n for n in names if names.count(n) > 1}):
-        ctx.error(doc, (key,), f"two providers are named {dup!r}", "a distinct `label` for each")
+    _distinct_names(ctx, doc, key, providers)
     return providers
+
+
+def _distinct_names(ctx: LoadContext, doc: Document, key: str, providers: list[Provider]) -> None:
+    """promptfoo runs every entry, also two with the same id/label (openai-responses' reasoning
+    example repeats one): each repeat becomes its own target, named NAME-2, NAME-3... in the
+    order written (the stored rows' target tells them apart), with a stored warning."""
+    taken = {p.name for p in providers}
+    seen: set[str] = set()
+    for i, provider in enumerate(providers):
+        if provider.name not in seen:
+            seen.add(provider.name)
+            continue
+        n = 2
+        while f"{provider.name}-{n}" in taken:
+            n += 1
+        renamed = f"{provider.name}-{n}"
+        taken.add(renamed)
+        seen.add(renamed)
+        where = "targets.yaml must define it" if provider.config is None else "same settings as written"
+        ctx.warnings.append(f"{doc.file}: {key}: entry {i + 1} repeats the provider name {provider.name!r}; "
+                            f"it runs as its own target {renamed!r} ({where})")
+        provider.name = renamed
+        if provider.config is not None:
+            provider.config = {**provider.config, "name": renamed}
