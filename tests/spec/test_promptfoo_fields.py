@@ -208,6 +208,37 @@ def test_a_prompt_file_field_is_refused_with_the_form_promptfoo_reads(tmp_path: 
     assert "'audio-io'" in line and "id: file://prompt.json" in line
 
 
+def test_conversation_relevance_judges_promptfoos_sliding_windows(tmp_path: Path) -> None:
+    # promptfoo (deepeval.ts, docs model-graded/conversation-relevance): with `_conversation`, one
+    # window per turn holding it and up to windowSize-1 turns before it; the score is the share of
+    # windows whose last reply is relevant; threshold 0.5 when omitted; without it, one turn.
+    suite, _ = load(tmp_path, """
+prompts: ['{{ q }}']
+providers: [echo]
+tests:
+  - vars: {q: hi}
+    assert: [{type: conversation-relevance}]
+  - vars:
+      q: hi
+      _conversation:
+        - {input: 'What is 2+2?', output: '4.'}
+        - {input: 'And 3+3?', output: 'Paris.'}
+        - {input: 'And 5+5?', output: '10.'}
+    assert: [{type: conversation-relevance, threshold: 0.8, config: {windowSize: 2}}]
+""")
+    single, multi = (c.assertions[0] for c in suite.tests)
+    assert (single.type, single.config["threshold"]) == ("llm_judge", 0.5)
+    assert "Score 1 when it is relevant, 0 when it is not" in single.config["rubric"]
+    rubric = multi.config["rubric"]
+    assert multi.config["threshold"] == 0.8 and "divided by 3, the number of windows" in rubric
+    windows = rubric.split("Window ")[1:]
+    assert [w.count("User:") for w in windows] == [1, 2, 2]
+    assert "What is 2+2?" not in windows[2] and "Paris." in windows[1] and "10." in windows[2]
+    line = refusal(tmp_path, HEAD + "tests: [{vars: {q: x}, assert: [{type: conversation-relevance, "
+                   "config: {windowSize: two}}]}]\n")
+    assert "windowSize` must be a whole number" in line
+
+
 def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
     suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
                     t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")
