@@ -239,6 +239,33 @@ tests:
     assert "windowSize` must be a whole number" in line
 
 
+def test_function_call_checks_get_the_functions_of_the_providers_they_run_on(tmp_path: Path) -> None:
+    # promptfoo checks is-valid-openai-function-call against the OpenAI provider's config.functions
+    # (a list or a file:// file); our target does not send them, the stored warning keeps saying so.
+    fns = "- {name: f, parameters: {type: object}}\n"
+    suite, warnings = load(tmp_path, """
+prompts: ['{{ q }}']
+providers:
+  - {id: openai:chat:m, label: a, config: {functions: file://fns.yaml}}
+  - {id: openai:chat:m, label: b, config: {functions: [{name: g, parameters: {type: object}}]}}
+tests:
+  - {vars: {q: x}, providers: [a], assert: [{type: is-valid-openai-function-call}]}
+  - {vars: {q: y}, providers: [b], assert: [{type: not-is-valid-openai-function-call, transform: output}]}
+""", fns__yaml=fns)
+    first, second = (c.assertions[0] for c in suite.tests)
+    assert first.type == "openai_function_call" and [f["name"] for f in first.config["functions"]] == ["f"]
+    assert second.config["assert"]["functions"][0]["name"] == "g" and second.negate is False
+    assert any("providers[0].config: functions not applied" in w for w in warnings)
+    line = refusal(tmp_path, """
+prompts: ['{{ q }}']
+providers:
+  - {id: openai:chat:m, label: a, config: {functions: [{name: f, parameters: {type: object}}]}}
+  - {id: openai:chat:m, label: b, config: {functions: [{name: g, parameters: {type: object}}]}}
+tests: [{vars: {q: x}, assert: [{type: is-valid-openai-function-call}]}]
+""")
+    assert "the test's providers give different `functions`" in line
+
+
 def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
     suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
                     t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")

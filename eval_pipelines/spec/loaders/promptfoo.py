@@ -36,6 +36,7 @@ from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_tests import (
@@ -240,6 +241,9 @@ class Loader:
             assertions = convert_assertions(self.ctx, doc, path + ("assert",),
                                             _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                                             self.dialect, combo, self.doc.data, [transform] if transform else None)
+            runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
+                                                                     if n in self.providers]
+            attach_functions(self.ctx, doc, path + ("assert",), assertions, [p.functions for p in runs_on])
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 if chosen is not None and k not in chosen:
                     continue

@@ -33,7 +33,7 @@ from eval_pipelines.spec.source import Document, read_text
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
-VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call"}
+VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call"}
 
 
 def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],

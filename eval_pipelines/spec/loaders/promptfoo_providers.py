@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_functions import provider_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
 from eval_pipelines.spec.source import Document
 
@@ -57,6 +58,7 @@ class Provider:
     name: str
     config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
     names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
+    functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
 
 
 def target_name(text: str) -> str:
@@ -116,6 +118,8 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     provider = _parse(ctx, doc, path, raw, dialect)
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
+        if isinstance(raw.get("config"), dict):
+            provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
 
 
