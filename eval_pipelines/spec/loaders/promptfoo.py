@@ -16,7 +16,8 @@ switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 (stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
-``derivedMetrics``, ``redteam`` and ``tracing`` are refused.
+``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
+become ``Suite.derived_metrics``.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
 ``suffix``, ``disableVarExpansion``, ``transform``/``postprocess`` (each assertion
@@ -36,6 +37,7 @@ from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
@@ -56,7 +58,7 @@ WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our repo
 REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
                 "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
                 "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
-                "derivedMetrics": "derived metrics", "redteam": "red-team generation", "tracing": "tracing"}
+                "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
@@ -303,6 +305,7 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         default = {}
     if "assert" in raw:  # AgentV v5: suite-level assertions apply to every test
         default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}
+    derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
     tests = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect)
     tests += expand_scenarios(ctx, doc, raw.get("scenarios"), dialect)
@@ -328,5 +331,6 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         execution=execution, settings=settings, scoring="weighted" if dialect == "agentv" else "all_pass",
         tests=cases,
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
+        derived_metrics=derived,
     )
     return suite, list(dict.fromkeys(ctx.warnings))
