@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import pandas as pd
 
+from eval_pipelines.analysis.derived_metrics import suite_derived
 from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
@@ -43,7 +44,7 @@ from eval_pipelines.store.queries import find_baselines, grading_context
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
-    from eval_pipelines.spec.models import RegressionSettings
+    from eval_pipelines.spec.models import RegressionSettings, Suite
 
 
 class MissingUpstream(LookupError):
@@ -288,6 +289,11 @@ def aggregate(ctx: StageContext) -> StageResult:
         if cases:
             values[target]["case_pass_rate"] = sum(v["case_passed"] for v in cases) / len(cases)
             values[target]["flaky_cases"] = float(sum(v["flaky"] for v in cases))
+    derived, undefined = _derived(ctx, suite)
+    for target, items in derived.items():
+        values.setdefault(target, {}).update(items)
+    for line in undefined:  # no row: the metrics table holds numbers only
+        ctx.log.warning("derived metric %s", line)
     written = _write(ctx, "metrics", tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name))
     written |= _write(ctx, "case_metrics", tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id,
                                                                       suite.name))
@@ -299,6 +305,16 @@ def aggregate(ctx: StageContext) -> StageResult:
         if name in overall:
             meta[name] = float(overall[name])
     return StageResult(written, meta)
+
+
+def _derived(ctx: StageContext, suite: "Suite") -> tuple[dict[str, dict[str, float]], list[str]]:
+    """promptfoo ``derivedMetrics`` over the partition's named grades (analysis/derived_metrics.py)."""
+    if not suite.derived_metrics:
+        return {}, []
+    grades = ctx.rows("grades")
+    graded = [(r["test_id"], r["target"], int(r["trial"]), int(r["assertion_index"]), float(r["score"]),
+               float(r["weight"])) for r in grades.to_dict("records")]
+    return suite_derived(suite, [(o.test_id, o.target, o.trial) for o in ctx.outputs()], graded)
 
 
 def regression_policy(settings: "RegressionSettings") -> RegressionPolicy:

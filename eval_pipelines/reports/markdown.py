@@ -203,9 +203,20 @@ def _recommendations(data: ReportData) -> list[str]:
     return lines + [f"{i}. {inline(r)}" for i, r in enumerate(recs, 1)]
 
 
+def _derived(data: ReportData) -> list[str]:
+    """promptfoo ``derivedMetrics`` (rows ``derived:NAME`` per target), when the suite has any."""
+    rows = [(t, m.removeprefix("derived:"), v) for t, ms in sorted(data.metrics.items()) if t != "*"
+            for m, v in sorted(ms.items()) if m.startswith("derived:")]
+    if not rows:
+        return []
+    return (["", "### Derived metrics", "", "| Target | Metric | Value |", "|--------|--------|-------|"]
+            + [f"| {cell(t)} | {cell(m)} | {v:.4g} |" for t, m, v in rows]
+            + ["", "A derived metric that divides by zero is undefined and has no row (the run log says so)."])
+
+
 def render_markdown(data: ReportData) -> str:
     lines = _header(data)
-    lines += ["", "### Eval Results", ""] + _metric_table(data) + ["", _counts_line(data)]
+    lines += ["", "### Eval Results", ""] + _metric_table(data) + ["", _counts_line(data)] + _derived(data)
     if include_details(data):
         lines += _checklist(data)
     lines += _changes(data)

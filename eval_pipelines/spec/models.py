@@ -278,6 +278,14 @@ class TestCase(Model):
         return _unique_tools(value)
 
 
+class DerivedMetric(Model):
+    """promptfoo ``derivedMetrics`` entry: a metric computed from named metrics after the
+    run (``analysis/derived_metrics.py``); ``value`` is an arithmetic expression."""
+
+    name: str
+    value: str
+
+
 class Suite(Model):
     name: str
     description: str | None = None
@@ -320,6 +328,8 @@ class Suite(Model):
     # Defaults for every test: tools (a test's tool of the same name wins) and max_steps.
     tools: list[ToolSpec] = Field(default_factory=list)
     max_steps: int | None = Field(default=None, ge=1)
+    # promptfoo `derivedMetrics`: stored as metrics rows per target (and prompt).
+    derived_metrics: list[DerivedMetric] = Field(default_factory=list)
     tests: list[TestCase]
 
     @field_validator("tools")

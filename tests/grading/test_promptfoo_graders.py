@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -126,3 +127,30 @@ tests:
     assert [grade_output(a, blue, i).passed for i, a in enumerate(case.assertions)] == [False, False]
     failed = grade_output(case.assertions[0], GradeInput(case=case, output="not json", suite_dir=tmp_path))
     assert failed.status == "error" and "transform failed" in failed.reason
+
+
+WEATHER_FUNCTIONS = [{"name": "get_current_weather", "parameters": {
+    "type": "object", "properties": {"location": {"type": "string"},
+                                     "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+    "required": ["location"]}}]
+
+
+def call_of(name: str, arguments: object) -> str:
+    return json.dumps({"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
+
+
+def test_openai_function_call_checks_the_call_against_the_functions() -> None:
+    # promptfoo's validateFunctionCall (src/providers/openai/util.ts): {name, arguments: JSON text},
+    # the named function's `parameters` validate the arguments; an unknown name fails.
+    check = {"type": "openai_function_call", "functions": WEATHER_FUNCTIONS}
+    call = call_of("get_current_weather", {"location": "Boston, MA"})
+    assert grade(check, call).passed
+    assert grade(check, '{"function_call": ' + call + '}').passed
+    assert not grade(check, call_of("get_current_weather", {"location": "Boston", "unit": "kelvin"})).passed
+    unknown = grade(check, call_of("get_time", {"location": "Boston, MA"}))
+    assert not unknown.passed and "no function with that name" in unknown.reason
+    assert not grade(check, json.dumps({"name": "get_current_weather", "arguments": {"location": "B"}})).passed
+    assert not grade(check, call_of("get_current_weather", "{not json")).passed
+    assert not grade(check, "It is sunny in Boston.").passed
+    assert not grade({"type": "openai_function_call"}, call).passed  # no functions: no such function
+    assert grade({**check, "negate": True}, "It is sunny.").passed

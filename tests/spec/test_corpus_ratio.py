@@ -6,7 +6,7 @@ or fails with one-line errors naming a file of its example, the field and the fe
 
 The issue's bar is 80%. AgentV HEAD meets it. The promptfoo corpus (the in-scope example
 configs found in the stored index, see its README) does not: its floor below is the measured
-58/95 (61%), so a change that loads fewer examples fails here; raise it when a change loads more.
+62/95 (65%), so a change that loads fewer examples fails here; raise it when a change loads more.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # read is absent from the copy). Issue 18 asks for 80%: met for AgentV without the absent files,
 # not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 95, 0.6, 0.65), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.75, 0.8)],
+    (PROMPTFOO, {"promptfoo"}, 95, 0.65, 0.69), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.75, 0.8)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:
@@ -71,7 +71,8 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     reasons = {str(f.relative_to(DATA / "promptfoo_examples")): e for f, e in failed.items()}
     assert "customAssertion.ts" in reasons["eval-custom-grader-csv/promptfooconfig.yaml"][0]  # TypeScript
     assert "filters" in reasons["nunjucks-custom-filters/promptfooconfig.yaml"][0]  # custom Nunjucks filters
-    assert "derivedMetrics" in reasons["openai-structured-output/promptfooconfig.yaml"][0]
+    assert "openai-structured-output/promptfooconfig.yaml" not in reasons  # its derivedMetrics load
+    assert not any("derivedMetrics" in e for e in reasons["f-score/promptfooconfig.yaml"])  # prompt config, CSV
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
     assert "executable prompts" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
     assert "_conversation" in reasons["config-multi-turn/promptfooconfig.yaml"][0]

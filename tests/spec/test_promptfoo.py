@@ -290,7 +290,9 @@ tests: [{vars: {q: hi}}]
     ("env: {OPENAI_API_KEY: x}\n", "env"),
     ("extensions: [file://hooks.js]\n", "extensions"),
     ("evaluateOptions: {delay: 100}\n", "evaluateOptions.delay"),
-    ("outputPath: out.csv\nderivedMetrics: []\n", "derivedMetrics"),
+    ("outputPath: out.csv\nderivedMetrics: [{name: f, value: 'function(s) { return 1 }'}]\n",
+     "JavaScript functions in derivedMetrics"),
+    ("derivedMetrics: [{name: f, value: 'max(a, b)'}]\n", "derivedMetrics[0].value: function calls are not allowed"),
     ("defaultTest: {options: {storeOutputAs: x}}\n", "storeOutputAs"),
 ])
 def test_unsupported_fields_are_refused_in_one_line(tmp_path: Path, config: str, needle: str) -> None:

@@ -177,6 +177,95 @@ tests: [{vars: {q: x}}]
     assert "per-prompt provider config is not supported" in line
 
 
+def test_prompts_as_label_and_messages_with_file_contents(tmp_path: Path) -> None:
+    # promptfoo's examples/chat-messages-format: {label, messages}, each content a template or
+    # a file:// file read as a template, in the order written; a script file there is refused.
+    suite, _ = load(tmp_path, """
+prompts:
+  - label: chat
+    messages:
+      - {role: system, content: file://system.j2}
+      - {role: user, content: 'Explain {{ topic }}'}
+      - {role: assistant, content: file://answer.json}
+providers: [echo]
+tests: [{vars: {topic: recursion, domain: CS}}]
+""", system__j2="You know {{ domain }}.", answer__json='{"topic": "{{ topic }}"}')
+    case, = suite.tests
+    assert case.metadata["prompt"] == "chat"
+    assert [(m.role, m.content) for m in case.input] == [
+        ("system", "You know CS."), ("user", "Explain recursion"), ("assistant", '{"topic": "recursion"}')]
+    line = refusal(tmp_path, "prompts: [{label: x, messages: [{role: user, content: file://p.js}]}]\n"
+                   "providers: [echo]\n" + ONE_TEST)
+    assert "prompts[0].messages[0].content: function prompts (p.js) are not supported" in line
+
+
+def test_a_prompt_file_field_is_refused_with_the_form_promptfoo_reads(tmp_path: Path) -> None:
+    # examples/openai-audio/promptfooconfig-advanced: {id, label, file}. promptfoo's normalizeInput
+    # takes `raw || id` as the prompt and ignores `file`: the prompt would be the id's own text.
+    line = refusal(tmp_path, "prompts: [{id: audio-io, label: A, file: ./prompt.json}]\nproviders: [echo]\n"
+                   + ONE_TEST)
+    assert "prompts[0].file: `file` is not a promptfoo prompt field" in line
+    assert "'audio-io'" in line and "id: file://prompt.json" in line
+
+
+def test_conversation_relevance_judges_promptfoos_sliding_windows(tmp_path: Path) -> None:
+    # promptfoo (deepeval.ts, docs model-graded/conversation-relevance): with `_conversation`, one
+    # window per turn holding it and up to windowSize-1 turns before it; the score is the share of
+    # windows whose last reply is relevant; threshold 0.5 when omitted; without it, one turn.
+    suite, _ = load(tmp_path, """
+prompts: ['{{ q }}']
+providers: [echo]
+tests:
+  - vars: {q: hi}
+    assert: [{type: conversation-relevance}]
+  - vars:
+      q: hi
+      _conversation:
+        - {input: 'What is 2+2?', output: '4.'}
+        - {input: 'And 3+3?', output: 'Paris.'}
+        - {input: 'And 5+5?', output: '10.'}
+    assert: [{type: conversation-relevance, threshold: 0.8, config: {windowSize: 2}}]
+""")
+    single, multi = (c.assertions[0] for c in suite.tests)
+    assert (single.type, single.config["threshold"]) == ("llm_judge", 0.5)
+    assert "Score 1 when it is relevant, 0 when it is not" in single.config["rubric"]
+    rubric = multi.config["rubric"]
+    assert multi.config["threshold"] == 0.8 and "divided by 3, the number of windows" in rubric
+    windows = rubric.split("Window ")[1:]
+    assert [w.count("User:") for w in windows] == [1, 2, 2]
+    assert "What is 2+2?" not in windows[2] and "Paris." in windows[1] and "10." in windows[2]
+    line = refusal(tmp_path, HEAD + "tests: [{vars: {q: x}, assert: [{type: conversation-relevance, "
+                   "config: {windowSize: two}}]}]\n")
+    assert "windowSize` must be a whole number" in line
+
+
+def test_function_call_checks_get_the_functions_of_the_providers_they_run_on(tmp_path: Path) -> None:
+    # promptfoo checks is-valid-openai-function-call against the OpenAI provider's config.functions
+    # (a list or a file:// file); our target does not send them, the stored warning keeps saying so.
+    fns = "- {name: f, parameters: {type: object}}\n"
+    suite, warnings = load(tmp_path, """
+prompts: ['{{ q }}']
+providers:
+  - {id: openai:chat:m, label: a, config: {functions: file://fns.yaml}}
+  - {id: openai:chat:m, label: b, config: {functions: [{name: g, parameters: {type: object}}]}}
+tests:
+  - {vars: {q: x}, providers: [a], assert: [{type: is-valid-openai-function-call}]}
+  - {vars: {q: y}, providers: [b], assert: [{type: not-is-valid-openai-function-call, transform: output}]}
+""", fns__yaml=fns)
+    first, second = (c.assertions[0] for c in suite.tests)
+    assert first.type == "openai_function_call" and [f["name"] for f in first.config["functions"]] == ["f"]
+    assert second.config["assert"]["functions"][0]["name"] == "g" and second.negate is False
+    assert any("providers[0].config: functions not applied" in w for w in warnings)
+    line = refusal(tmp_path, """
+prompts: ['{{ q }}']
+providers:
+  - {id: openai:chat:m, label: a, config: {functions: [{name: f, parameters: {type: object}}]}}
+  - {id: openai:chat:m, label: b, config: {functions: [{name: g, parameters: {type: object}}]}}
+tests: [{vars: {q: x}, assert: [{type: is-valid-openai-function-call}]}]
+""")
+    assert "the test's providers give different `functions`" in line
+
+
 def test_csv_config_column_sets_an_assertion_threshold(tmp_path: Path) -> None:
     suite, _ = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://t.csv\n",
                     t__csv="q,__expected,__config:__expected:threshold\nx,similar:hello,0.6\ny,similar:hi,\n")

@@ -16,7 +16,8 @@ switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 (stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
-``derivedMetrics``, ``redteam`` and ``tracing`` are refused.
+``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
+become ``Suite.derived_metrics``.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
 ``suffix``, ``disableVarExpansion``, ``transform``/``postprocess`` (each assertion
@@ -36,6 +37,8 @@ from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
+from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_tests import (
@@ -55,7 +58,7 @@ WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our repo
 REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
                 "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
                 "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
-                "derivedMetrics": "derived metrics", "redteam": "red-team generation", "tracing": "tracing"}
+                "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
@@ -240,6 +243,9 @@ class Loader:
             assertions = convert_assertions(self.ctx, doc, path + ("assert",),
                                             _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                                             self.dialect, combo, self.doc.data, [transform] if transform else None)
+            runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
+                                                                     if n in self.providers]
+            attach_functions(self.ctx, doc, path + ("assert",), assertions, [p.functions for p in runs_on])
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 if chosen is not None and k not in chosen:
                     continue
@@ -299,6 +305,7 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         default = {}
     if "assert" in raw:  # AgentV v5: suite-level assertions apply to every test
         default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}
+    derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
     tests = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect)
     tests += expand_scenarios(ctx, doc, raw.get("scenarios"), dialect)
@@ -324,5 +331,6 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         execution=execution, settings=settings, scoring="weighted" if dialect == "agentv" else "all_pass",
         tests=cases,
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
+        derived_metrics=derived,
     )
     return suite, list(dict.fromkeys(ctx.warnings))

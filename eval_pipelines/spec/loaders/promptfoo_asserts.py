@@ -22,6 +22,7 @@ from eval_pipelines.grading.registry import get_grader
 from eval_pipelines.spec.assertions import parse_assertion
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
@@ -32,7 +33,7 @@ from eval_pipelines.spec.source import Document, read_text
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
-VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call"}
+VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call"}
 
 
 def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
@@ -152,10 +153,13 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             return None
     try:
         built = agentv_extras(raw, base) if dialect == "agentv" else None
-        if built is None:
+        if built is None and base in WITH_VARIABLES:
+            built = WITH_VARIABLES[base](raw, variables or {})
+        elif built is None:
             if base not in VOCABULARY:
                 ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
-                          "one of " + ", ".join(sorted(VOCABULARY)) + " (optionally with `not-`)")
+                          "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES}))
+                          + " (optionally with `not-`)")
                 return None
             built = VOCABULARY[base](raw)
         if base == "assert-set":
@@ -175,7 +179,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     if "value" in raw and base in VALUE_NOT_READ:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
                             f"({kind} reads no value)")
-    if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge"):
+    if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge") \
+            and base not in WITH_VARIABLES:  # conversation-relevance reads its `windowSize`
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")
         return None
     for proxy in ("target", "provider") if script else ():

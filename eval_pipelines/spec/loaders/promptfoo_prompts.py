@@ -7,7 +7,9 @@ chat-message list, rendered as text and parsed after rendering, as promptfoo
 does), ``.yaml``/``.yml`` (a message list) and ``.csv`` (promptfoo's
 ``processCsvPrompts``: a ``prompt`` column and an optional ``label`` column, or
 one prompt per line when the file has no comma; other columns are listed in a
-warning). Entries may also be mappings ``{raw|id, label}``. Function prompts
+warning). Entries may also be mappings ``{raw|id, label}``, or ``{label, messages}``
+(promptfoo's chat-messages form: each message's ``content`` a template or a
+``file://`` text/JSON file read as a template). Function prompts
 (``.py``/``.js``/``.ts``) are refused by their name, whether or not the file exists.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
@@ -35,7 +37,7 @@ from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
 
 ROLES = ("system", "user", "assistant", "tool")
-PROMPT_KEYS = {"raw", "id", "label", "config"}  # a prompt given as a mapping
+PROMPT_KEYS = {"raw", "id", "label", "config", "messages"}  # a prompt given as a mapping
 TEXT_SUFFIXES = (".txt", ".md", ".j2", ".prompt", ".jinja", ".njk", ".nunjucks")
 FUNCTION_SUFFIXES = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
 PROMPT_CSV_COLUMNS = ("prompt", "label")  # the columns promptfoo's CSV prompt files use
@@ -224,6 +226,15 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
     elif _messages_from(raw) is not None:
         prompt = Prompt(label or f"prompt-{index + 1}", messages=_messages_from(raw))
+    elif isinstance(raw, dict) and "file" in raw:
+        # Not a promptfoo prompt field: promptfoo's normalizeInput takes `raw || id` as the prompt
+        # and ignores `file`, so it would send the id's text itself (examples/openai-audio).
+        ctx.error(doc, path + ("file",), "`file` is not a promptfoo prompt field (promptfoo ignores it and "
+                  f"sends the `id` text {raw.get('id')!r} as the prompt)",
+                  f"`id: file://{str(raw['file']).removeprefix('./')}` to read the prompt from the file")
+        return []
+    elif isinstance(raw, dict) and "messages" in raw and not ("raw" in raw or "id" in raw):
+        return _messages_prompt(ctx, doc, path, raw, index, label)
     elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
         ctx.unknown_keys(doc, path, raw, PROMPT_KEYS)
         if "config" in raw:
@@ -247,6 +258,44 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     return [prompt]
 
 
+def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                     index: int, label: str | None) -> list[Prompt]:
+    """promptfoo's ``{label, messages: [{role, content}]}`` (examples/chat-messages-format): the
+    messages in the order written, each ``content`` a template or a ``file://`` file whose text
+    is the template (.txt, .md, .j2, .json...); a script file there is a function prompt, refused."""
+    ctx.unknown_keys(doc, path, raw, PROMPT_KEYS - {"raw", "id"})
+    if "config" in raw:
+        ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
+                  "provider settings under `providers`")
+    items = raw["messages"]
+    if not isinstance(items, list) or not items:
+        ctx.error(doc, path + ("messages",), "invalid messages", "a non-empty list of {role, content}")
+        return []
+    messages: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        where = path + ("messages", i)
+        if not isinstance(item, dict) or "content" not in item or item.get("role", "user") not in ROLES:
+            ctx.error(doc, where, "invalid message", "{role: " + "|".join(ROLES) + ", content}")
+            continue
+        content = item["content"]
+        if isinstance(content, str) and content.startswith("file://"):
+            named = content.removeprefix("file://")
+            named = named.split(":", 1)[0] if ":" in Path(named).name else named
+            if Path(named).suffix.lower() in FUNCTION_SUFFIXES:
+                ctx.error(doc, where + ("content",), f"function prompts ({Path(named).name}) are not supported",
+                          "text, Markdown, Jinja or JSON message files")
+                continue
+            files = resolve_refs(ctx, doc, where + ("content",), content)
+            if not files:
+                continue
+            content = "\n".join(_read(ctx, doc, where + ("content",), f) for f in files)
+        if isinstance(content, str):
+            compile_template(ctx, doc, where + ("content",), content)
+        messages.append({"role": item.get("role", "user"), "content": content})
+    name = raw.get("label") or label or f"prompt-{index + 1}"
+    return [Prompt(str(name), messages=messages)] if len(messages) == len(items) else []
+
+
 def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     """The ``prompts`` field: a list (or one entry, or a legacy {file: label} mapping)."""
     path: tuple[Any, ...] = ("prompts",)
@@ -254,7 +303,7 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
         return []
     if _messages_from(raw) is not None:
         return _one_prompt(ctx, doc, path, raw, 0)
-    if isinstance(raw, dict) and not ("raw" in raw or "id" in raw):
+    if isinstance(raw, dict) and not ("raw" in raw or "id" in raw or "messages" in raw):
         out: list[Prompt] = []
         for i, (ref, label) in enumerate(raw.items()):
             out += _one_prompt(ctx, doc, path + (ref,), ref, i, str(label))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_functions import provider_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
 from eval_pipelines.spec.source import Document
 
@@ -57,6 +58,7 @@ class Provider:
     name: str
     config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
     names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
+    functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
 
 
 def target_name(text: str) -> str:
@@ -116,6 +118,8 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     provider = _parse(ctx, doc, path, raw, dialect)
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
+        if isinstance(raw.get("config"), dict):
+            provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
 
 
@@ -182,7 +186,29 @@ def parse_providers(ctx: LoadContext, doc: Document, key: str, raw: Any, dialect
     items = raw if isinstance(raw, list) else [raw]
     providers = [p for i, item in enumerate(items)
                  if (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect))]
-    names = [p.name for p in providers]
-    for dup in sorted({n for n in names if names.count(n) > 1}):
-        ctx.error(doc, (key,), f"two providers are named {dup!r}", "a distinct `label` for each")
+    _distinct_names(ctx, doc, key, providers)
     return providers
+
+
+def _distinct_names(ctx: LoadContext, doc: Document, key: str, providers: list[Provider]) -> None:
+    """promptfoo runs every entry, also two with the same id/label (openai-responses' reasoning
+    example repeats one): each repeat becomes its own target, named NAME-2, NAME-3... in the
+    order written (the stored rows' target tells them apart), with a stored warning."""
+    taken = {p.name for p in providers}
+    seen: set[str] = set()
+    for i, provider in enumerate(providers):
+        if provider.name not in seen:
+            seen.add(provider.name)
+            continue
+        n = 2
+        while f"{provider.name}-{n}" in taken:
+            n += 1
+        renamed = f"{provider.name}-{n}"
+        taken.add(renamed)
+        seen.add(renamed)
+        where = "targets.yaml must define it" if provider.config is None else "same settings as written"
+        ctx.warnings.append(f"{doc.file}: {key}: entry {i + 1} repeats the provider name {provider.name!r}; "
+                            f"it runs as its own target {renamed!r} ({where})")
+        provider.name = renamed
+        if provider.config is not None:
+            provider.config = {**provider.config, "name": renamed}

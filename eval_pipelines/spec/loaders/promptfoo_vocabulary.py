@@ -114,6 +114,7 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-json": _is_json,
     "contains-json": lambda r: {"type": "contains_json", **({"value": r["value"]} if r.get("value") else {})},
     "is-valid-openai-tools-call": lambda r: {"type": "openai_tools_call"},
+    "is-valid-openai-function-call": lambda r: {"type": "openai_function_call"},  # functions: the loader
     "javascript": lambda r: {"type": "javascript", "value": _text(r),
                              **({"threshold": _threshold(r, None)} if "threshold" in r else {}),
                              **({"config": r["config"]} if "config" in r else {})},

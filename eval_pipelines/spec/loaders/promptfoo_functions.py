@@ -1,0 +1,62 @@
+"""The functions promptfoo's ``is-valid-openai-function-call`` checks a call against.
+
+promptfoo reads them from the OpenAI provider's ``config.functions`` (a list, or a
+``file://`` YAML/JSON file holding one). Our OpenAI target does not send them to the
+model (the provider's "not applied" warning says so); they are carried only to the
+``openai_function_call`` grader of the tests that run on that provider. When a test runs
+on providers whose functions differ, one list cannot stand for all: a one-line error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
+from eval_pipelines.spec.models import Assertion
+from eval_pipelines.spec.source import Document
+
+GRADER = "openai_function_call"
+
+
+def provider_functions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], pid: str,
+                       config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """An ``openai:`` provider's ``config.functions`` as data (None: none given)."""
+    raw = config.get("functions")
+    if raw is None or not pid.startswith("openai:"):
+        return None
+    where = path + ("config", "functions")
+    if isinstance(raw, str) and raw.startswith("file://"):
+        files = resolve_refs(ctx, doc, where, raw)
+        loaded = read_structured(ctx, doc, where, files[0]) if files else None
+        if loaded is None:
+            return None
+        raw = loaded.data
+    if not isinstance(raw, list) or not all(isinstance(f, dict) and isinstance(f.get("name"), str) for f in raw):
+        ctx.error(doc, where, "invalid functions", "a list of {name, description, parameters} or a file:// holding one")
+        return None
+    return raw
+
+
+def _graders(assertion: Assertion) -> list[dict[str, Any]]:
+    """The config mappings of ``openai_function_call`` graders in an assertion (also wrapped)."""
+    if assertion.type == GRADER:
+        return [assertion.config]
+    inner = assertion.config.get("assert")
+    items = inner if isinstance(inner, list) else [inner]
+    return [i for i in items if isinstance(i, dict) and i.get("type") == GRADER]
+
+
+def attach_functions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
+                     lists: list[list[dict[str, Any]] | None]) -> None:
+    """Give each function-call check of a test the functions of the providers it runs on."""
+    configs = [c for a in assertions for c in _graders(a)]
+    if not configs:
+        return
+    given = [f for f in lists if f is not None]
+    if any(f != given[0] for f in given[1:]):
+        ctx.error(doc, path, "is-valid-openai-function-call: the test's providers give different `functions`",
+                  "providers with the same config.functions, or `providers:` on the test to pick one")
+        return
+    for config in configs:
+        config["functions"] = given[0] if given else []
