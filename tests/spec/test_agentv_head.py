@@ -217,7 +217,7 @@ tests:
     assert suite.workspace is not None
     assert suite.workspace.setup is not None and suite.workspace.setup.script == ["node", "setup.mjs"]
     assert suite.workspace.teardown is not None and suite.workspace.teardown.script == ["node", "teardown.mjs"]
-    assert any("before_each_test" in w and "per-test hooks are not run" in w for w in warnings)
+    assert any("workspace.hooks.before_each:" in w and "per-test hooks are not run" in w for w in warnings)
 
 
 def test_trajectory_tool_used_with_min_counts_is_a_minimum_per_tool(tmp_path: Path) -> None:
@@ -240,6 +240,8 @@ def test_name_without_description_is_the_suite_name_in_heads_vocabulary_only(tmp
     body = "tests:\n  - id: a\n    input: hi\n    assertions: [{type: %s}]\n"
     suite, _ = load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % "llm-grader"))
     assert suite.name == "weighted"
-    with pytest.raises(SpecErrors) as caught:  # v2's names: v2's rule (a `name` block needs a description)
-        load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % "llm_judge"))
-    assert "description: required when the suite has a `name`" in str(caught.value)
+    # v2's names: the v2 loader's rule (since the v2 corpus work, a name without description is
+    # read as AgentV's metadata.ts reads it, with a stored warning).
+    suite, warnings = load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % "llm_judge"))
+    assert suite.name == "weighted"
+    assert any("has a `name` but no `description`" in w for w in warnings)

@@ -28,8 +28,8 @@ maps them, so that every one has an effect:
   ``execution``. An ``experiment`` with other fields (``runs``, ``repeat``, ``scripts``,
   ...) stays, and is refused as an unknown field.
 * ``workspace.hooks``: HEAD's hook names ``before_all``/``after_all``/``before_each``/
-  ``after_each`` are v2's ``before_all_tests``/``after_all_tests``/``before_each_test``/
-  ``after_each_test`` (read by ``agentv_workspace``: setup, teardown, per-test warnings).
+  ``after_each`` are read by the v2 loader itself (``agentv_workspace``: setup, teardown,
+  per-test warnings under the name written).
 * ``name`` without ``description`` in a file that uses these later names: the suite's
   name. (v2's rule, that ``name`` opens a metadata block which then needs a
   ``description``, is gone from HEAD's schema, where both are optional.)
@@ -59,8 +59,6 @@ ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
 HEAD_SUITE_KEYS = ("governance", "experiment")
 EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
-HOOK_NAMES = {"before_all": "before_all_tests", "after_all": "after_all_tests", "before_each": "before_each_test",
-              "after_each": "after_each_test"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
 
 
@@ -152,11 +150,6 @@ def head_vocabulary(doc: Document) -> tuple[Document, dict[str, Any] | None]:
     if isinstance(experiment, dict) and "execution" not in out and set(experiment) <= EXPERIMENT_AS_EXECUTION:
         out["execution"] = out.pop("experiment")
         lines = {**lines, **{("execution",) + k[1:]: v for k, v in lines.items() if k[:1] == ("experiment",)}}
-    workspace = out.get("workspace")
-    if isinstance(workspace, dict) and isinstance(workspace.get("hooks"), dict):
-        hooks = workspace["hooks"]
-        renamed = {HOOK_NAMES[k] if k in HOOK_NAMES and HOOK_NAMES[k] not in hooks else k: v for k, v in hooks.items()}
-        out["workspace"] = {**workspace, "hooks": renamed}
     return Document(doc.file, out, lines), governance
 
 

@@ -187,7 +187,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
                                 "calling a model through AgentV's target proxy) is not available here: the judge "
                                 f"runs without model access; `{proxy}` is passed to it in `config`")
     built = {k: v for k, v in built.items() if v is not None}
-    name = raw.get("metric", raw.get("name"))
+    name = raw.get("metric", raw.get("name", raw.get("id") if dialect == "agentv" else None))
     if name is not None:
         built["name"] = str(name)
     if "weight" in raw:

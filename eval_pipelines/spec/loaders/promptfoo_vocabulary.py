@@ -140,7 +140,7 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
           "config", "assert"}
 AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "prompt", "tools", "sequence",
-                          "skill", "script", "flags", "negate"}
+                          "skill", "script", "flags", "negate", "id"}
 
 
 def _tool_names(value: Any) -> list[dict[str, Any]]:

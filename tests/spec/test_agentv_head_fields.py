@@ -1,0 +1,48 @@
+"""AgentV HEAD fields closed after the corpus measure: ``defaults``, assertion ``id``, rubric
+``operator``, llm-grader ``max_steps``/``target``, ``options.rubric_prompt``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eval_pipelines.spec.loader import load_suite
+
+
+def _write(tmp_path: Path, text: str, name: str = "EVAL.yaml") -> Path:
+    file = tmp_path / name
+    file.write_text(text, encoding="utf-8")
+    return file
+
+
+def test_defaults_is_accepted_with_a_stored_warning_and_assertion_ids_name_assertions(tmp_path: Path) -> None:
+    # As AgentV's autoresearch example: `defaults` only holds an anchor the tests repeat; AgentV's
+    # schema has no such field (its parser drops it), so it has no effect here either, and says so.
+    suite, warnings = load_suite(_write(tmp_path, """\
+name: classifier
+target: llm
+defaults:
+  system_message: &system_prompt Classify the incident into P0..P3.
+prompts:
+  - "{{ input }}"
+tests:
+  - id: outage
+    assert:
+      - type: contains
+        value: '"P0"'
+        id: CLASSIFIES_P0
+      - type: is-json
+      - Reasoning mentions the outage
+    vars:
+      input:
+        - role: system
+          content: *system_prompt
+        - role: user
+          content: All servers are down.
+"""))
+    assert any("defaults: accepted without effect" in w for w in warnings)
+    case = suite.tests[0]
+    assert [m.content for m in case.input] == ["Classify the incident into P0..P3.", "All servers are down."]
+    contains, is_json, rubric = case.assertions
+    assert (contains.type, contains.name) == ("contains", "CLASSIFIES_P0")
+    assert is_json.name != "CLASSIFIES_P0"
+    assert rubric.type == "llm_judge"
