@@ -41,7 +41,6 @@ REFUSED = {
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
     "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
-    "features/rubric/evals/operators.eval.yaml": "criteria[0].operator: unknown field 'operator'",
     "features/multi-turn-conversation-live/evals/dataset.eval.yaml": "tests[0].mode: unknown field 'mode'",
     # a custom assertion type AgentV finds in .agentv/assertions/word-count.ts (TypeScript, not run here);
     # the name is also our word_count grader's, which needs a `value`
