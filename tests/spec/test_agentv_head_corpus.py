@@ -34,7 +34,6 @@ REFUSED = {
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
-    "features/file-changes-graders/evals/dataset.eval.yaml": "assertions[1].max_steps: unknown field 'max_steps'",
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessors: unknown field 'preprocessors'",
     "features/readme-quickstart/evals/my-eval.eval.yaml": "options.rubric_prompt: unknown field 'rubric_prompt'",
     "features/test-vars-templating/evals/dataset.eval.yaml": "tests[0].vars: unknown field 'vars'",

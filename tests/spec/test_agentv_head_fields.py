@@ -46,3 +46,32 @@ tests:
     assert (contains.type, contains.name) == ("contains", "CLASSIFIES_P0")
     assert is_json.name != "CLASSIFIES_P0"
     assert rubric.type == "llm_judge"
+
+
+def test_llm_grader_max_steps_and_target_are_stored_warnings(tmp_path: Path) -> None:
+    # As AgentV's file-changes-graders example: max_steps is the step budget of AgentV's agentic grader
+    # (file tools over the workspace); target a grader target of its own. Our judge has neither.
+    suite, warnings = load_suite(_write(tmp_path, """\
+description: graders
+execution:
+  target: llm
+tests:
+  - id: edit
+    criteria: adds a subtract function
+    input: Add a subtract function.
+    assertions:
+      - name: builtin
+        type: llm-grader
+        max_steps: 3
+        temperature: 0
+      - name: copilot
+        type: llm-grader
+        target: copilot_grader
+        temperature: 0
+""", "dataset.eval.yaml"))
+    builtin, copilot = suite.tests[0].assertions
+    assert (builtin.type, builtin.name, copilot.type) == ("llm_judge", "builtin", "llm_judge")
+    assert "max_steps" not in builtin.config and "target" not in copilot.config
+    assert builtin.config["temperature"] == 0
+    assert any("assertions[0]: llm_judge `max_steps` (3" in w and "without tools" in w for w in warnings), warnings
+    assert any("assertions[1]: llm_judge `target` ('copilot_grader'" in w for w in warnings), warnings
