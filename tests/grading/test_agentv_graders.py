@@ -177,3 +177,20 @@ def test_rubric_operators_label_the_criteria_and_tell_the_judge_what_they_mean(f
     assert "## Operators" not in prompt_of(fake_openai)  # no operator, prompt as before
     bad = judged(fake_openai, "rubrics", "x", criteria=[{"id": "a", "outcome": "o", "operator": "entails"}])
     assert bad.status == "error" and "operator" in bad.reason
+
+
+def test_rubrics_with_a_prompt_template_fill_its_slots(fake_openai: FakeOpenAIServer) -> None:
+    # promptfoo's rubricPrompt / AgentV's rubric_prompt on a structured rubric: the template is the prompt,
+    # {criteria} the criteria list; our reply format is appended.
+    script(fake_openai, {"scores": {"rubric-1": 1, "rubric-2": 0.5}, "reasoning": "r"})
+    case = TestCase(id="t1", input=[Message(content="Write FizzBuzz.")])
+    g = judged(fake_openai, "rubrics", "for i in range(1, 16): ...", case=case,
+               prompt="Q: {input}\nRUBRIC:\n{criteria}\nA: {output}",
+               criteria=[{"id": "rubric-1", "outcome": "Simple", "weight": 0.5},
+                         {"id": "rubric-2", "outcome": "Handles 15", "weight": 1.5, "operator": "correctness"}])
+    prompt = prompt_of(fake_openai)
+    assert prompt.startswith("Q: Write FizzBuzz.\nRUBRIC:\n## Operators")
+    assert "- **rubric-1** (weight 0.5, scale 0 to 1): Simple" in prompt
+    assert "A: for i in range(1, 16): ..." in prompt and "## System Output" not in prompt
+    assert '"rubric-2": <number from 0 to 1>' in prompt
+    assert g.status == "graded" and g.score == pytest.approx((0.5 * 1 + 1.5 * 0.5) / 2)

@@ -75,3 +75,46 @@ tests:
     assert builtin.config["temperature"] == 0
     assert any("assertions[0]: llm_judge `max_steps` (3" in w and "without tools" in w for w in warnings), warnings
     assert any("assertions[1]: llm_judge `target` ('copilot_grader'" in w for w in warnings), warnings
+
+
+def test_options_rubric_prompt_is_the_llm_rubric_judge_template(tmp_path: Path) -> None:
+    # As AgentV's readme-quickstart: default_test.options.rubric_prompt is the prompt of the test's
+    # llm-rubric assertions (grader-parser.ts defaultRubricPrompt), {{ rubrics }} the criteria; a list
+    # `value` is a structured rubric (ids rubric-N, checklist items required unless they say otherwise).
+    suite, warnings = load_suite(_write(tmp_path, """\
+description: quickstart
+target: llm
+prompts: ["{{ input }}"]
+default_test:
+  options:
+    rubric_prompt: |
+      Grade this.
+      [[ ## question ## ]]
+      {{ input }}
+      [[ ## rubric ## ]]
+      {{ rubrics }}
+      [[ ## answer ## ]]
+      {{ output }}
+tests:
+  - id: fizzbuzz
+    vars: {input: Write FizzBuzz.}
+    assert:
+      - Implements FizzBuzz
+      - type: llm-rubric
+        value:
+          - outcome: Simple and idiomatic
+            weight: 0.5
+          - {id: branches, outcome: "Handles 3, 5 and 15", weight: 1.5, required: false}
+      - type: llm-rubric
+        value: Uses a loop
+""", "suite.yaml"))
+    plain, structured, text = suite.tests[0].assertions
+    assert plain.type == "llm_judge" and "prompt" not in plain.config
+    assert structured.type == "rubrics"
+    assert structured.config["criteria"] == [
+        {"outcome": "Simple and idiomatic", "weight": 0.5, "id": "rubric-1", "required": True},
+        {"id": "branches", "outcome": "Handles 3, 5 and 15", "weight": 1.5, "required": False}]
+    template = "Grade this.\n[[ ## question ## ]]\n{input}\n[[ ## rubric ## ]]\n{criteria}\n[[ ## answer ## ]]\n{output}\n"
+    assert structured.config["prompt"] == template
+    assert text.type == "llm_judge" and text.config["prompt"] == template and text.config["rubric"] == "Uses a loop"
+    assert any("options.rubric_prompt: used by the llm-rubric assertions only" in w for w in warnings), warnings

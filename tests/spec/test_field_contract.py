@@ -130,6 +130,7 @@ def _agentv_v5_fields() -> set[str]:
     fields |= {f"agentv-v5: evaluate_options.{k}" for k in promptfoo.AGENTV_EVALUATE_NAMES}
     fields |= {f"agentv-v5: tests[].{k}" for k in promptfoo.AGENTV_TEST_KEYS}
     fields |= {f"agentv-v5: tests[].execution.{k}" for k in promptfoo.AGENTV_EXECUTION_KEYS}
+    fields |= {f"agentv-v5: tests[].options.{k}" for k in promptfoo.AGENTV_OPTION_NAMES}
     own = promptfoo_vocabulary.AGENTV_COMMON - promptfoo_vocabulary.COMMON | promptfoo_vocabulary.SCRIPT_KEYS
     return fields | {f"agentv-v5: tests[].assert[].{k}" for k in own}
 

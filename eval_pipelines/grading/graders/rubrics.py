@@ -109,6 +109,10 @@ class RubricItem(Params):
 class RubricsParams(Params):
     criteria: list[RubricItem] = Field(min_length=1)
     temperature: float | None = Field(default=0, ge=0, le=2)
+    # The judge's template (promptfoo's rubricPrompt, AgentV's options.rubric_prompt): ``{criteria}``
+    # is the criteria list, ``{input}``, ``{output}``, ``{expected}`` the case; the reply format is
+    # appended as always. Without ``{output}`` the case's sections are appended after it.
+    prompt: str | None = Field(default=None, min_length=1)
 
     @field_validator("criteria", mode="before")
     @classmethod
@@ -139,6 +143,16 @@ def _prompt(params: RubricsParams, inp: GradeInput) -> str:
                 if operators else "")
     scores = ", ".join(f'"{item.id}": <number from {item.scale.min:g} to {item.scale.max:g}>'
                        for item in params.criteria)
+    if params.prompt is not None:
+        body = J.render(params.prompt, {"input": J.input_text(inp.case), "output": inp.output,
+                                        "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
+                                        "criteria": guidance + "\n".join(lines)})
+        if not J.mentions(params.prompt, "output"):
+            body = body.rstrip() + "\n\n" + J.case_block(inp.case, inp.output, None)
+        if not J.mentions(params.prompt, "criteria"):
+            body = body.rstrip() + "\n\n" + guidance + "## Rubric Criteria\n" + "\n".join(lines)
+        return J.with_format(body, "Respond with only a JSON object: "
+                                   f'{{"scores": {{{scores}}}, "reasoning": "<brief explanation per criterion>"}}.')
     body = (
         "Grade the system output below against each rubric criterion independently. "
         "A criterion's top score means the output fully achieves the stated outcome; "

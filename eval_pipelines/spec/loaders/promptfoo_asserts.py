@@ -116,7 +116,8 @@ def rubric_prompt(raw: Any, variables: dict[str, Any]) -> str:
                             for m in raw)
     else:
         text = str(raw)
-    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}"}
+    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}",
+             "rubrics": "{criteria}", "expected_output": "{expected}"}  # the last two: AgentV's names
     return render(text, {**variables, **slots})
 
 
@@ -195,7 +196,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     if negate or raw.get("negate") is True:
         built["negate"] = True
     if "rubricPrompt" in raw:
-        if built.get("type") != "llm_judge":
+        if built.get("type") not in ("llm_judge", "rubrics"):
             ctx.error(doc, path + ("rubricPrompt",), f"`rubricPrompt` is not supported on {kind}",
                       "rubricPrompt on llm-rubric and the other model-graded types")
             return None
