@@ -155,3 +155,42 @@ def test_llm_judge_prompt_written_by_a_command(fake_openai: FakeOpenAIServer, tm
     broken = judged(fake_openai, "llm_judge", "4", case=case, suite_dir=tmp_path,
                     prompt={"command": ["python", "-c", "import sys; sys.exit(3)"]})
     assert broken.status == "error" and "exited with 3" in broken.reason
+
+
+def test_rubric_operators_label_the_criteria_and_tell_the_judge_what_they_mean(fake_openai: FakeOpenAIServer) -> None:
+    # AgentV's rubric operators (features/rubric/evals/operators.eval.yaml): `correctness` needs the outcome
+    # stated, `contradiction` is met unless the output conflicts with it.
+    script(fake_openai, {"scores": {"supported-revenue": 1, "no-margin-contradiction": 0, "plain": 1}, "reasoning": "r"})
+    g = judged(fake_openai, "rubrics", "Q4 revenue rose to $10M. Margin improved to 47%.", criteria=[
+        {"id": "supported-revenue", "operator": "correctness", "outcome": "States Q4 revenue of $10M.", "required": True},
+        {"id": "no-margin-contradiction", "operator": "contradiction", "outcome": "Gross margin declined to 42%."},
+        {"id": "plain", "outcome": "Two sentences."}])
+    prompt = prompt_of(fake_openai)
+    assert "**supported-revenue** (weight 1, scale 0 to 1, required, operator: correctness)" in prompt, prompt
+    assert "**no-margin-contradiction** (weight 1, scale 0 to 1, operator: contradiction)" in prompt
+    assert "**plain** (weight 1, scale 0 to 1): Two sentences." in prompt
+    assert "- correctness: give the top score only when the output affirmatively states" in prompt
+    assert "- contradiction: give the top score unless the output makes a claim incompatible" in prompt
+    assert g.status == "graded" and g.details["rubric_scores"]["no-margin-contradiction"] == 0
+    script(fake_openai, {"scores": {"a": 1}, "reasoning": "r"})
+    judged(fake_openai, "rubrics", "x", criteria=[{"id": "a", "outcome": "o"}])
+    assert "## Operators" not in prompt_of(fake_openai)  # no operator, prompt as before
+    bad = judged(fake_openai, "rubrics", "x", criteria=[{"id": "a", "outcome": "o", "operator": "entails"}])
+    assert bad.status == "error" and "operator" in bad.reason
+
+
+def test_rubrics_with_a_prompt_template_fill_its_slots(fake_openai: FakeOpenAIServer) -> None:
+    # promptfoo's rubricPrompt / AgentV's rubric_prompt on a structured rubric: the template is the prompt,
+    # {criteria} the criteria list; our reply format is appended.
+    script(fake_openai, {"scores": {"rubric-1": 1, "rubric-2": 0.5}, "reasoning": "r"})
+    case = TestCase(id="t1", input=[Message(content="Write FizzBuzz.")])
+    g = judged(fake_openai, "rubrics", "for i in range(1, 16): ...", case=case,
+               prompt="Q: {input}\nRUBRIC:\n{criteria}\nA: {output}",
+               criteria=[{"id": "rubric-1", "outcome": "Simple", "weight": 0.5},
+                         {"id": "rubric-2", "outcome": "Handles 15", "weight": 1.5, "operator": "correctness"}])
+    prompt = prompt_of(fake_openai)
+    assert prompt.startswith("Q: Write FizzBuzz.\nRUBRIC:\n## Operators")
+    assert "- **rubric-1** (weight 0.5, scale 0 to 1): Simple" in prompt
+    assert "A: for i in range(1, 16): ..." in prompt and "## System Output" not in prompt
+    assert '"rubric-2": <number from 0 to 1>' in prompt
+    assert g.status == "graded" and g.score == pytest.approx((0.5 * 1 + 1.5 * 0.5) / 2)

@@ -34,15 +34,12 @@ REFUSED = {
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
-    "features/file-changes-graders/evals/dataset.eval.yaml": "assertions[1].max_steps: unknown field 'max_steps'",
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessors: unknown field 'preprocessors'",
-    "features/readme-quickstart/evals/my-eval.eval.yaml": "options.rubric_prompt: unknown field 'rubric_prompt'",
+    # AgentV's substitution rule for tests[].vars in this shape is not in the stored source (only its example)
     "features/test-vars-templating/evals/dataset.eval.yaml": "tests[0].vars: unknown field 'vars'",
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
     "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
-    "features/rubric/evals/operators.eval.yaml": "criteria[0].operator: unknown field 'operator'",
-    "features/autoresearch/EVAL.yaml": "defaults: unknown field 'defaults'",
     "features/multi-turn-conversation-live/evals/dataset.eval.yaml": "tests[0].mode: unknown field 'mode'",
     # a custom assertion type AgentV finds in .agentv/assertions/word-count.ts (TypeScript, not run here);
     # the name is also our word_count grader's, which needs a `value`
@@ -149,4 +146,4 @@ def test_the_measured_share(capsys: pytest.CaptureFixture[str]) -> None:
         print(f"\nAgentV HEAD corpus: {len(accepted)} of {len(AGENTV)} example suites load "
               f"({len(accepted) / len(AGENTV):.0%}); {len(accepted)} of the {held} whose files the copy "
               f"holds ({len(accepted) / held:.0%})")
-    assert len(accepted) / held >= 0.8
+    assert len(accepted) / held >= 0.8 and len(accepted) / len(AGENTV) >= 0.8

@@ -40,10 +40,10 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 
 
 # Floors: the measured shares (all files; without the files that fail only because a file they
-# read is absent from the copy). Issue 18 asks for 80%: met for AgentV without the absent files,
-# not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
+# read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
+# files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 95, 0.65, 0.69), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.75, 0.8)],
+    (PROMPTFOO, {"promptfoo"}, 95, 0.65, 0.69), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from eval_pipelines.spec.loaders import eval_yaml, eval_yaml_cases, eval_yaml_fields, harness, harness_suite
+from eval_pipelines.grading.graders.rubrics import RubricItem
 from eval_pipelines.spec.loaders import agentv_head, agentv_v5, prompt_modes, promptfoo, promptfoo_prompts
 from eval_pipelines.spec.loaders import promptfoo_providers
 from eval_pipelines.spec.loaders import promptfoo_tests, promptfoo_vocabulary, skill_evals_json, skill_tests
@@ -70,6 +71,8 @@ def _eval_yaml_fields() -> set[str]:
     fields |= {f"assert: {k}" for k in COMMON_ASSERT_FIELDS}
     fields |= {f"eval-yaml: {k}" for k in agentv_head.HEAD_SUITE_KEYS}  # AgentV HEAD's later names
     fields |= {f"eval-yaml: tests[].assert[].{k}" for k in agentv_head.HEAD_ASSERTION_KEYS}
+    # a rubric criterion's fields (AgentV's rubric items: HEAD added `operator`)
+    fields |= {f"assert: rubrics.criteria[].{k}" for k in RubricItem.model_fields}
     for variant in defs["assertion"]["oneOf"]:
         fields |= {f"assert: {variant['title']}.{k}" for k in _props(variant) if k not in COMMON_ASSERT_FIELDS}
     return fields
@@ -127,6 +130,7 @@ def _agentv_v5_fields() -> set[str]:
     fields |= {f"agentv-v5: evaluate_options.{k}" for k in promptfoo.AGENTV_EVALUATE_NAMES}
     fields |= {f"agentv-v5: tests[].{k}" for k in promptfoo.AGENTV_TEST_KEYS}
     fields |= {f"agentv-v5: tests[].execution.{k}" for k in promptfoo.AGENTV_EXECUTION_KEYS}
+    fields |= {f"agentv-v5: tests[].options.{k}" for k in promptfoo.AGENTV_OPTION_NAMES}
     own = promptfoo_vocabulary.AGENTV_COMMON - promptfoo_vocabulary.COMMON | promptfoo_vocabulary.SCRIPT_KEYS
     return fields | {f"agentv-v5: tests[].assert[].{k}" for k in own}
 

@@ -5,7 +5,10 @@ inner ``weight`` (default 1.0), an optional ``scale`` (default 0..1) and an
 optional ``required``: ``true`` (must reach 0.8 after normalisation) or a
 number in [0, 1] (its own minimum). AgentV's spellings are read too: a plain
 string is a criterion (ids ``criterion-1``, ...), ``score_ranges`` gives the
-scale and what each band means, ``required_min_score`` a minimum on that scale. The judge scores every criterion in one
+scale and what each band means, ``required_min_score`` a minimum on that scale, ``operator``
+(``correctness`` or ``contradiction``, AgentV's rubric operators) how the judge reads the outcome:
+the criterion is labelled with it and the prompt says what each operator used means (AgentV's
+rubric-operators.ts puts the same label and guidance in its rubric prompt). The judge scores every criterion in one
 reply ``{"scores": {id: number}, "reasoning": ...}``; each score is normalised
 on its scale and the rubric's score is their weighted mean (inner weights, as
 seed 001 keeps them apart from the outer assertion weights). A required
@@ -15,7 +18,7 @@ the outer scoring model. ``details.rubric_scores`` maps id to normalised score.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -23,6 +26,13 @@ from eval_pipelines.grading.graders import _judging as J
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 
 GATE_TRUE = 0.8
+# What each AgentV rubric operator asks of the judge (the meaning of AgentV's rubric-operators.ts).
+OPERATOR_GUIDANCE = {
+    "correctness": "correctness: give the top score only when the output affirmatively states or achieves the "
+                   "outcome; leaving it out, or saying something contrary to it, does not earn it.",
+    "contradiction": "contradiction: give the top score unless the output makes a claim incompatible with the "
+                     "outcome; the output need not mention the outcome at all, only a conflicting claim lowers it.",
+}
 
 
 def _agentv_item(raw: Any) -> Any:
@@ -74,6 +84,7 @@ class RubricItem(Params):
     weight: float = Field(default=1.0, ge=0)
     required: bool | float = False
     scale: J.Scale = Field(default_factory=J.Scale)
+    operator: Literal["correctness", "contradiction"] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -98,6 +109,10 @@ class RubricItem(Params):
 class RubricsParams(Params):
     criteria: list[RubricItem] = Field(min_length=1)
     temperature: float | None = Field(default=0, ge=0, le=2)
+    # The judge's template (promptfoo's rubricPrompt, AgentV's options.rubric_prompt): ``{criteria}``
+    # is the criteria list, ``{input}``, ``{output}``, ``{expected}`` the case; the reply format is
+    # appended as always. Without ``{output}`` the case's sections are appended after it.
+    prompt: str | None = Field(default=None, min_length=1)
 
     @field_validator("criteria", mode="before")
     @classmethod
@@ -120,14 +135,29 @@ def _prompt(params: RubricsParams, inp: GradeInput) -> str:
         note = f"weight {item.weight:g}, {item.scale.describe()}"
         if item.minimum() is not None:
             note += ", required"
+        if item.operator is not None:
+            note += f", operator: {item.operator}"
         lines.append(f"- **{item.id}** ({note}): {item.outcome}")
+    operators = list(dict.fromkeys(item.operator for item in params.criteria if item.operator is not None))
+    guidance = ("## Operators (for the criteria that name one, they replace the rule above)\n" + "\n".join(f"- {OPERATOR_GUIDANCE[o]}" for o in operators) + "\n\n"
+                if operators else "")
     scores = ", ".join(f'"{item.id}": <number from {item.scale.min:g} to {item.scale.max:g}>'
                        for item in params.criteria)
+    if params.prompt is not None:
+        body = J.render(params.prompt, {"input": J.input_text(inp.case), "output": inp.output,
+                                        "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
+                                        "criteria": guidance + "\n".join(lines)})
+        if not J.mentions(params.prompt, "output"):
+            body = body.rstrip() + "\n\n" + J.case_block(inp.case, inp.output, None)
+        if not J.mentions(params.prompt, "criteria"):
+            body = body.rstrip() + "\n\n" + guidance + "## Rubric Criteria\n" + "\n".join(lines)
+        return J.with_format(body, "Respond with only a JSON object: "
+                                   f'{{"scores": {{{scores}}}, "reasoning": "<brief explanation per criterion>"}}.')
     body = (
         "Grade the system output below against each rubric criterion independently. "
         "A criterion's top score means the output fully achieves the stated outcome; "
         "its bottom score means it does not achieve it at all.\n\n"
-        f"## Rubric Criteria\n" + "\n".join(lines) + "\n\n"
+        + guidance + "## Rubric Criteria\n" + "\n".join(lines) + "\n\n"
         + J.case_block(inp.case, inp.output, inp.case.criteria, "What the Test Checks (context)")
     )
     return J.with_format(body, "Respond with only a JSON object: "

@@ -14,7 +14,10 @@ vocabulary. What it rewrites, each as AgentV v2 reads it
 - composite ``aggregator``: a ``code_judge`` ``path`` is its ``command``.
 - ``agent_judge`` ``judge_target`` (delegating the judge to another agent) and
   ``llm_judge`` ``target`` (a judge model of its own) are dropped with a
-  warning: the suite's judge grades them.
+  warning: the suite's judge grades them. ``llm_judge`` ``max_steps`` (AgentV
+  HEAD's llm-grader: the step budget of its built-in agent mode, a grader reading
+  the workspace with file tools, llm-grader.ts) is dropped with a warning too:
+  our judge grades in one call without tools.
 - ``regex`` ``flags`` as a string (``"i"``, ``"im"``): ``i`` ignorecase,
   ``m`` multiline, ``s`` dotall; ``g`` has no meaning for a match test and is
   dropped; any other letter is left for the grader to refuse.
@@ -117,10 +120,16 @@ def normalise_assertion(raw: Any, where: str, warn: Warn, eval_file: Path | None
             if isinstance(agg, dict) and "path" in agg:
                 agg = {k: v for k, v in agg.items() if k != "path"} | {"command": agg["path"]}
             out["aggregator"] = agg
-    elif kind == "llm_judge" and "target" in out:
-        warn(f"{where}: llm_judge `target` ({out['target']!r}, AgentV's per-judge model) is not available "
-             "here: the suite's judge grades this assertion")
-        out.pop("target")
+    elif kind == "llm_judge" and ("target" in out or "max_steps" in out):
+        if "target" in out:
+            warn(f"{where}: llm_judge `target` ({out['target']!r}, AgentV's per-judge model) is not available "
+                 "here: the suite's judge grades this assertion")
+            out.pop("target")
+        if "max_steps" in out:
+            warn(f"{where}: llm_judge `max_steps` ({out['max_steps']!r}, the step budget of AgentV's agentic "
+                 "grader, which reads the workspace with file tools) is not used here: the judge grades in one "
+                 "call without tools")
+            out.pop("max_steps")
     elif kind == "agent_judge" and "judge_target" in out:
         warn(f"{where}: agent_judge `judge_target` ({out['judge_target']!r}, AgentV's delegated agent judge) "
              "is not available here: the suite's judge grades this assertion")

@@ -58,7 +58,8 @@ ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
 HEAD_SUITE_KEYS = ("governance", "experiment")
 EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
-HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger")
+HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger", "llm-grader.max_steps",
+                       "llm-grader.target")
 
 
 def merge_governance(suite: dict[str, Any], case: Any) -> dict[str, Any]:

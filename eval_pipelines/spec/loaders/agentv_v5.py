@@ -22,6 +22,13 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
 * ``extensions``: refused (hooks that run code in AgentV's process).
 * ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
+* ``defaults``: not a field of AgentV's eval schema (its zod object drops unknown keys, so
+  AgentV ignores it); its example (``autoresearch``) uses it to hold a YAML anchor that the
+  tests repeat. Accepted with a stored warning saying it has no effect; its values reach a
+  test only where the test itself holds them.
+* an assertion's ``id``: AgentV's grader parser reads no ``id`` on a built-in assertion
+  (``metric`` names it); here it names the assertion when there is no ``metric``/``name``,
+  so it shows in the stored grades (``loaders/promptfoo_asserts``).
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from eval_pipelines.spec.source import Document
 
 SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
               "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
-              "evaluate_options", "scenarios", "workspace", "governance"}
+              "evaluate_options", "scenarios", "workspace", "governance", "defaults"}
 NAMES = {"defaultTest": "default_test", "evaluateOptions": "evaluate_options", "__keys__": " ".join(SUITE_KEYS)}
 ENVIRONMENT_KEYS = {"type", "workdir"}
 WORKSPACE_KEYS = {"template", "scope"}
@@ -108,7 +115,7 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if "workspace" in raw:
         workspace = _workspace(doc, raw["workspace"], errors) or workspace
     data = dict(raw)
-    for key in ("extensions", "environment", "workspace", "governance"):
+    for key in ("extensions", "environment", "workspace", "governance", "defaults"):
         data.pop(key, None)
     if "providers" not in data:
         target = data.pop("targets", data.pop("target", None))
@@ -122,6 +129,10 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         raise SpecErrors(errors + exc.errors) from None
     if errors:
         raise SpecErrors(errors)
+    if "defaults" in raw:
+        warnings = [*warnings, f"{doc.file}: defaults: accepted without effect (not a field of AgentV's eval "
+                    "schema, which drops it; a test uses its values only where the test holds them, "
+                    "e.g. through a YAML anchor)"]
     suite.workspace = workspace
     if isinstance(governance, dict):
         apply_governance(suite, governance)

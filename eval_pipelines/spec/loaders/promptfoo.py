@@ -69,6 +69,7 @@ EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "sho
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
 AGENTV_EXECUTION_KEYS = {"skip_defaults"}
 AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
+AGENTV_OPTION_NAMES = {"rubric_prompt": "rubricPrompt"}
 
 
 MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
@@ -137,6 +138,15 @@ class Loader:
         if not isinstance(options, dict):
             self.ctx.error(raw.doc, path, "invalid options", "a mapping")
             return {}
+        if self.dialect == "agentv" and "rubric_prompt" in options and "rubricPrompt" not in options:
+            # AgentV's options.rubric_prompt: the llm-rubric prompt of the test (grader-parser.ts
+            # defaultRubricPrompt), promptfoo's rubricPrompt under AgentV's name
+            options = {AGENTV_OPTION_NAMES.get(k, k): v for k, v in options.items()}
+            asserts = raw.data.get("assert")
+            if isinstance(asserts, list) and any(isinstance(a, str) for a in asserts):
+                self.ctx.warnings.append(f"{raw.doc.file}: {'.'.join(map(str, path))}.rubric_prompt: used by the "
+                                         "llm-rubric assertions only; plain-string criteria keep our judge prompt "
+                                         "(AgentV grades them as one llm-rubric with this prompt)")
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
         self.refuse_in(raw.doc, options, path, {
             "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable",

@@ -117,7 +117,8 @@ def rubric_prompt(raw: Any, variables: dict[str, Any]) -> str:
                             for m in raw)
     else:
         text = str(raw)
-    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}"}
+    slots = {"output": "{output}", "rubric": "{criteria}", "prompt": "{input}", "input": "{input}",
+             "rubrics": "{criteria}", "expected_output": "{expected}"}  # the last two: AgentV's names
     return render(text, {**variables, **slots})
 
 
@@ -192,7 +193,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
                                 "calling a model through AgentV's target proxy) is not available here: the judge "
                                 f"runs without model access; `{proxy}` is passed to it in `config`")
     built = {k: v for k, v in built.items() if v is not None}
-    name = raw.get("metric", raw.get("name"))
+    name = raw.get("metric", raw.get("name", raw.get("id") if dialect == "agentv" else None))
     if name is not None:
         built["name"] = str(name)
     if "weight" in raw:
@@ -200,7 +201,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     if negate or raw.get("negate") is True:
         built["negate"] = True
     if "rubricPrompt" in raw:
-        if built.get("type") != "llm_judge":
+        if built.get("type") not in ("llm_judge", "rubrics"):
             ctx.error(doc, path + ("rubricPrompt",), f"`rubricPrompt` is not supported on {kind}",
                       "rubricPrompt on llm-rubric and the other model-graded types")
             return None

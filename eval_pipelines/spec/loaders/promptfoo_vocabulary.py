@@ -141,7 +141,7 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
           "config", "assert"}
 AGENTV_COMMON = COMMON | {"name", "required", "min_score", "command", "prompt", "tools", "sequence",
-                          "skill", "script", "flags", "negate"}
+                          "skill", "script", "flags", "negate", "id"}
 
 
 def _tool_names(value: Any) -> list[dict[str, Any]]:
@@ -212,6 +212,28 @@ SCRIPT_TYPES = ("script", "code-grader", "code-judge")
 SCRIPT_KEYS = {"cwd"}  # fields of AgentV's script assertions besides AGENTV_COMMON (others go to its config)
 
 
+def _rubric_items(items: list[Any]) -> list[dict[str, Any]]:
+    """AgentV's structured ``llm-rubric`` value (grader-parser.ts ``normalizeRubricCriteria`` and
+    ``parseRubricItems``) as our ``rubrics`` criteria: ids ``rubric-N`` unless given, weight 1, a
+    checklist item required unless it says ``required: false``, ``min_score`` (0..1) its minimum."""
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            item = {"outcome": item}
+        if not isinstance(item, dict):
+            raise Refused(f"`value[{i}]` must be a criterion (text or a mapping with `outcome`)")
+        criterion = {k: v for k, v in item.items() if k not in ("min_score", "criteria")}
+        criterion.setdefault("id", f"rubric-{i + 1}")
+        if "outcome" not in criterion and isinstance(item.get("criteria"), str):
+            criterion["outcome"] = item["criteria"]
+        if "score_ranges" not in item:  # a checklist item: required unless it says otherwise
+            criterion["required"] = item.get("min_score", item.get("required", True))
+        elif "min_score" in item:
+            criterion["required"] = item["min_score"]
+        out.append(criterion)
+    return out
+
+
 def agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """AgentV v5's own types; None when ``kind`` is not one of them."""
     if kind in SCRIPT_TYPES:
@@ -225,6 +247,8 @@ def agentv_extras(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
         if "config" in raw or extra:
             out["config"] = {**(raw.get("config") or {}), **extra}
         return out
+    if kind == "llm-rubric" and isinstance(raw.get("value"), list) and raw["value"]:
+        return {"type": "rubrics", "criteria": _rubric_items(raw["value"])}
     if kind == "llm-rubric" and "value" not in raw:
         out = {"type": "llm_judge"}
         if "prompt" in raw:
