@@ -91,15 +91,10 @@ def test_template_syntax_error_is_one_line(tmp_path: Path) -> None:
     assert "prompts[0]" in line and "template does not parse" in line
 
 
-def test_function_prompts_are_refused(tmp_path: Path) -> None:
-    line = one_line_error(tmp_path, "prompts: [file://p.py]\nproviders: [echo]\ntests: [{vars: {}}]\n",
-                          p__py="def f(): pass\n")
-    assert "function prompts" in line and "promptfooconfig.yaml" in line
-
-
-def test_function_prompts_are_refused_by_name_even_when_the_file_is_absent(tmp_path: Path) -> None:
+def test_function_prompts_name_their_file_when_it_is_absent(tmp_path: Path) -> None:
+    # Function prompts run in the sandbox (tests/spec/test_promptfoo_scripts.py); a missing one is named.
     line = one_line_error(tmp_path, "prompts: [file://gone.js:build]\nproviders: [echo]\ntests: [{vars: {}}]\n")
-    assert "function prompts (gone.js)" in line and "file not found" not in line
+    assert "prompts[0]: file not found: file://gone.js" in line
 
 
 def test_csv_prompt_files_follow_promptfoo(tmp_path: Path) -> None:

@@ -179,7 +179,8 @@ tests: [{vars: {q: x}}]
 
 def test_prompts_as_label_and_messages_with_file_contents(tmp_path: Path) -> None:
     # promptfoo's examples/chat-messages-format: {label, messages}, each content a template or
-    # a file:// file read as a template, in the order written; a script file there is refused.
+    # a file:// file read as a template, in the order written; a TypeScript file there is refused
+    # (a .js/.py one is a function prompt: tests/spec/test_promptfoo_scripts.py).
     suite, _ = load(tmp_path, """
 prompts:
   - label: chat
@@ -194,9 +195,9 @@ tests: [{vars: {topic: recursion, domain: CS}}]
     assert case.metadata["prompt"] == "chat"
     assert [(m.role, m.content) for m in case.input] == [
         ("system", "You know CS."), ("user", "Explain recursion"), ("assistant", '{"topic": "recursion"}')]
-    line = refusal(tmp_path, "prompts: [{label: x, messages: [{role: user, content: file://p.js}]}]\n"
+    line = refusal(tmp_path, "prompts: [{label: x, messages: [{role: user, content: file://p.ts}]}]\n"
                    "providers: [echo]\n" + ONE_TEST)
-    assert "prompts[0].messages[0].content: function prompts (p.js) are not supported" in line
+    assert "prompts[0].messages[0].content: TypeScript file p.ts is not run" in line
 
 
 def test_a_prompt_file_field_is_refused_with_the_form_promptfoo_reads(tmp_path: Path) -> None:

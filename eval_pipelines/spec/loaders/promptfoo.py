@@ -44,7 +44,7 @@ from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_prov
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
-from eval_pipelines.spec.models import Execution, Settings, Suite, TestCase, Trials
+from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase, Trials
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
@@ -260,8 +260,7 @@ class Loader:
                 if chosen is not None and k not in chosen:
                     continue
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
-                messages = render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),
-                                         str(options.get("suffix") or ""))
+                messages = self.render(doc, path, prompt, combo, options, runs_on)
                 if messages is None:
                     continue
                 try:
@@ -275,6 +274,27 @@ class Loader:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
         return cases
+
+
+    def render(self, doc: Document, path: tuple[Any, ...], prompt: Prompt, combo: dict[str, Any],
+               options: dict[str, Any], runs_on: list[Provider]) -> list[Message] | None:
+        """One case's messages. A function prompt is told the provider it runs on ({id, label}, as
+        promptfoo's transformContext): run once per provider, it must give them all the same prompt,
+        since a case's messages are shared by its targets."""
+        contexts: list[dict[str, Any] | None] = [None]
+        if prompt.runs_code() and runs_on:
+            contexts = [{"id": p.names[-1] if p.names else p.name,
+                         **({"label": p.names[0]} if len(p.names) > 1 else {})} for p in runs_on]
+        rendered = [render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),
+                                  str(options.get("suffix") or ""), provider) for provider in contexts]
+        if any(r is None for r in rendered):
+            return None
+        if any(r != rendered[0] for r in rendered[1:]):
+            self.ctx.error(doc, path, f"function prompt {prompt.label!r} gives different prompts for the "
+                           "test's providers", "`providers:` on the test to pick one, or a function that "
+                           "does not depend on the provider")
+            return None
+        return rendered[0]
 
 
 def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo",

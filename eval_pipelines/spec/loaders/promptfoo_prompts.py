@@ -9,8 +9,10 @@ does), ``.yaml``/``.yml`` (a message list) and ``.csv`` (promptfoo's
 one prompt per line when the file has no comma; other columns are listed in a
 warning). Entries may also be mappings ``{raw|id, label}``, or ``{label, messages}``
 (promptfoo's chat-messages form: each message's ``content`` a template or a
-``file://`` text/JSON file read as a template). Function prompts
-(``.py``/``.js``/``.ts``) are refused by their name, whether or not the file exists.
+``file://`` text/JSON file read as a template). Function prompts (``file://x.js[:fn]``,
+``file://x.py:fn``, also as a message's ``content``) are called per test in the sandbox with
+``{vars, provider}`` (``promptfoo_scripts``); what they return is the prompt (a string, chat
+messages, or ``{prompt}``), rendered as a template as promptfoo's renderPrompt does.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
@@ -33,6 +35,7 @@ import jinja2
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_scripts import Script, call_script, split_script_ref
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
 
@@ -71,6 +74,10 @@ class Prompt:
     text: str | None = None
     messages: list[dict[str, Any]] | None = None
     ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
+    script: Script | None = None  # a function prompt: called per test (its messages may hold scripts too)
+
+    def runs_code(self) -> bool:
+        return self.script is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
 
     def names(self) -> list[str]:
         return [n for n in (self.label, self.ident) if n]
@@ -120,6 +127,16 @@ def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: st
     return [resolved]
 
 
+def parse_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
+                 base: Path | None = None) -> Script | None:
+    """The script a ``file://path[:function]`` reference names (errors recorded: missing, TypeScript, a glob)."""
+    split = split_script_ref(ctx, doc, path, ref)
+    if split is None:
+        return None
+    files = resolve_refs(ctx, doc, path, "file://" + split[0], base)
+    return Script(files[0], split[1], ref) if files else None
+
+
 def read_structured(ctx: LoadContext, doc: Document, path: tuple[Any, ...], file: Path) -> Document | None:
     """A YAML/JSON file as a Document (errors recorded, None on failure)."""
     try:
@@ -166,17 +183,16 @@ def _file_prompts(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: s
                   label: str | None) -> list[Prompt]:
     named = ref.removeprefix("file://")
     named = named.split(":", 1)[0] if ":" in Path(named).name else named  # file://x.py:fn
-    if Path(named).suffix.lower() in FUNCTION_SUFFIXES:  # refused by name: it would not run here anyway
-        ctx.error(doc, path, f"function prompts ({Path(named).name}) are not supported",
-                  "text, JSON, YAML or CSV prompt files")
-        return []
+    if Path(named).suffix.lower() in FUNCTION_SUFFIXES:  # a function prompt, called per test
+        script = parse_script(ctx, doc, path, ref)
+        return [Prompt(label or ref.removeprefix("file://"), script=script)] if script else []
     out: list[Prompt] = []
     for file in resolve_refs(ctx, doc, path, ref):
         suffix = file.suffix.lower()
         name = label or file.name
         if suffix in FUNCTION_SUFFIXES:  # a glob that matched a script
-            ctx.error(doc, path, f"function prompts ({file.name}) are not supported",
-                      "text, JSON, YAML or CSV prompt files")
+            ctx.error(doc, path, f"a glob matching a function prompt ({file.name}) is not supported",
+                      "the script named on its own: file://script.js[:function]")
         elif suffix == ".csv":
             out += _csv_prompts(ctx, doc, path, file, label)
         elif suffix in (".yaml", ".yml"):
@@ -281,9 +297,10 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
         if isinstance(content, str) and content.startswith("file://"):
             named = content.removeprefix("file://")
             named = named.split(":", 1)[0] if ":" in Path(named).name else named
-            if Path(named).suffix.lower() in FUNCTION_SUFFIXES:
-                ctx.error(doc, where + ("content",), f"function prompts ({Path(named).name}) are not supported",
-                          "text, Markdown, Jinja or JSON message files")
+            if Path(named).suffix.lower() in FUNCTION_SUFFIXES:  # its result is the content, per test
+                script = parse_script(ctx, doc, where + ("content",), content)
+                if script is not None:
+                    messages.append({"role": item.get("role", "user"), "content": script})
                 continue
             files = resolve_refs(ctx, doc, where + ("content",), content)
             if not files:
@@ -345,14 +362,56 @@ def _content(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -
     return content_text(raw)
 
 
+def _function_text(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script,
+                   variables: dict[str, Any], provider: dict[str, Any] | None) -> str | None:
+    """What a prompt function returns for one test, as promptfoo's renderPrompt takes it: a string
+    as it is, ``{prompt, config}`` its prompt (``config`` refused), any other object as JSON."""
+    context = {"vars": variables, "provider": provider or {"id": "unknown"}}
+    if script.language == "javascript":
+        context["config"] = {}
+    if script.language == "python" and script.function is None:  # legacy: the script's stdout
+        ok, result = call_script(ctx, doc, path, script, None, [], legacy_argument=context)
+        return result.removesuffix("\n") if ok else None
+    ok, result = call_script(ctx, doc, path, script, script.function, [context])
+    if not ok:
+        return None
+    if isinstance(result, dict) and "prompt" in result:
+        if result.get("config"):
+            ctx.error(doc, path, f"{script.ref} returned a prompt `config` (per-prompt provider config), "
+                      "which is not supported", "provider settings under `providers`")
+            return None
+        result = result["prompt"]
+    if isinstance(result, str):
+        return result
+    if isinstance(result, (dict, list)):
+        return json.dumps(result, ensure_ascii=False)
+    ctx.error(doc, path, f"{script.ref} returned {type(result).__name__}", "a prompt function returning "
+              "a string, chat messages or {prompt}")
+    return None
+
+
 def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt: Prompt,
-                  variables: dict[str, Any], prefix: str = "", suffix: str = "") -> list[Message] | None:
-    """The messages one prompt gives for one test's variables (errors recorded at ``path``)."""
+                  variables: dict[str, Any], prefix: str = "", suffix: str = "",
+                  provider: dict[str, Any] | None = None) -> list[Message] | None:
+    """The messages one prompt gives for one test's variables (errors recorded at ``path``);
+    ``provider`` ({id, label}) is what a function prompt is told it runs on."""
     try:
         if prompt.messages is not None:
-            return [Message(role=m["role"], content=render(_content(ctx, doc, path, m["content"]), variables))
-                    for m in prompt.messages]
+            out = []
+            for i, m in enumerate(prompt.messages):
+                content = m["content"]
+                if isinstance(content, Script):
+                    content = _function_text(ctx, doc, path + ("messages", i, "content"), content,
+                                             variables, provider)
+                    if content is None:
+                        return None
+                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables)))
+            return out
         template = prompt.text or ""
+        if prompt.script is not None:
+            template = _function_text(ctx, doc, path, prompt.script, variables, provider)
+            if template is None:
+                return None
         lone = template.strip().removeprefix("{{").removesuffix("}}").strip()
         if template.strip().startswith("{{") and lone.isidentifier():
             # AgentV v5's `{{ input }}` whose variable is a message list: the conversation itself.

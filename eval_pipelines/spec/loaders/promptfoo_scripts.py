@@ -1,0 +1,173 @@
+"""promptfoo's load-time code: function prompts, variables from scripts, generated tests.
+
+promptfoo imports these files into its own process and calls them while it builds the
+prompts (src/prompts/processors/{javascript,python}.ts, src/evaluatorHelpers.ts renderPrompt,
+src/util/testCaseReader.ts). Here they never run in-process: each call runs the file in
+:mod:`eval_pipelines.run.sandbox` (a fresh empty directory holding only that file, an
+environment without secrets, no network, memory/CPU/time limits, output capped), fed the
+call's arguments as JSON on stdin; the result comes back as JSON on the last line of stdout.
+
+* Python: ``file://x.py:fn`` calls ``fn(*args)`` (``fn`` may be ``Class.method``); a Python
+  prompt without a function is promptfoo's legacy form, the script run with the context JSON
+  as its first argument and its whole stdout the prompt.
+* JavaScript (``.js``, ``.cjs``, ``.mjs``): the module is imported by Node and its named
+  export, or its default export (``module.exports``), is called and awaited.
+* TypeScript is refused (we do not transpile it).
+
+A call that fails (refused by the sandbox, timed out, raised, printed no result, printed too
+much) is a one-line load error naming the file. Results of identical calls (same file bytes,
+function and arguments) are reused within a process, so a prompt function is run once per
+distinct set of variables, not once per provider or per repeat.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.source import Document
+
+PYTHON_SUFFIXES = (".py",)
+JS_SUFFIXES = (".js", ".cjs", ".mjs")
+TS_SUFFIXES = (".ts", ".mts", ".cts")
+TIMEOUT_S = 30.0
+MEMORY_MB = 1024  # enough for a script that imports pandas, as promptfoo's examples do
+MAX_OUTPUT_BYTES = 1_000_000
+MARK = "@@eval-pipelines-result@@"
+_CACHE: dict[str, tuple[bool, Any]] = {}
+_CACHE_LIMIT = 4096
+
+PY_RUNNER = r"""
+import importlib.util, json, sys
+req = json.loads(sys.stdin.read())
+sys.path.insert(0, ".")
+spec = importlib.util.spec_from_file_location("promptfoo_script", req["file"])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+fn = mod
+for part in req["function"].split("."):
+    fn = getattr(fn, part, None)
+    if fn is None:
+        sys.stderr.write("no function %r in %s" % (req["function"], req["file"]))
+        sys.exit(3)
+try:
+    result = fn(*req["args"])
+except Exception as exc:  # one line for the load error, not a traceback
+    sys.stderr.write("%s: %s" % (type(exc).__name__, exc))
+    sys.exit(1)
+sys.stdout.write("\n" + req["mark"] + json.dumps({"result": result}, default=str) + "\n")
+"""
+JS_RUNNER = r"""
+const fs = require('fs');
+const req = JSON.parse(fs.readFileSync(0, 'utf8'));
+(async () => {
+  const mod = await import(require('url').pathToFileURL(require('path').resolve(req.file)).href);
+  let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : mod.default;
+  if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
+  if (typeof fn !== 'function') throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
+  const result = await fn(...req.args);
+  process.stdout.write('\n' + req.mark + JSON.stringify({result: result === undefined ? null : result}) + '\n');
+})().catch((e) => { process.stderr.write(String(e && e.message || e)); process.exit(1); });
+"""
+
+
+@dataclass(frozen=True)
+class Script:
+    """A ``file://path[:function]`` reference to a script beside the config."""
+
+    file: Path
+    function: str | None
+    ref: str
+
+    @property
+    def language(self) -> str:
+        return "python" if self.file.suffix.lower() in PYTHON_SUFFIXES else "javascript"
+
+
+def is_script_ref(ref: Any) -> bool:
+    """Whether a ``file://`` value names a script (``.py``/``.js``/``.ts``..., with an optional ``:fn``)."""
+    if not isinstance(ref, str) or not ref.startswith("file://"):
+        return False
+    named = ref.removeprefix("file://")
+    named = named.split(":", 1)[0] if ":" in Path(named).name else named
+    return Path(named).suffix.lower() in PYTHON_SUFFIXES + JS_SUFFIXES + TS_SUFFIXES
+
+
+def split_script_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str) -> tuple[str, str | None] | None:
+    """A ``file://path[:function]`` script reference as (path, function); TypeScript and globs are
+    refused (errors recorded, None). ``promptfoo_prompts.parse_script`` resolves the path."""
+    named = ref.removeprefix("file://")
+    function = None
+    if ":" in Path(named).name:
+        named, function = named.rsplit(":", 1)
+    if Path(named).suffix.lower() in TS_SUFFIXES:
+        ctx.error(doc, path, f"TypeScript file {Path(named).name} is not run (we do not transpile it)",
+                  "a .py, .js, .cjs or .mjs file")
+        return None
+    if any(ch in named for ch in "*?["):
+        ctx.error(doc, path, f"a glob of scripts ({ref}) is not supported", "one script file")
+        return None
+    return named, function or None
+
+
+def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script, function: str | None,
+                args: list[Any], legacy_argument: Any = None) -> tuple[bool, Any]:
+    """Run ``function(*args)`` of ``script`` in the sandbox: (True, its JSON result), or (False, None)
+    with a one-line load error recorded. ``legacy_argument`` (Python only, no function): the script
+    is run with it as JSON in ``argv[1]``; the result is its stdout."""
+    from eval_pipelines.run.sandbox import run_sandboxed
+
+    try:
+        source = script.file.read_bytes()
+    except OSError as exc:
+        ctx.error(doc, path, f"cannot read {script.file.name}: {exc.strerror or exc}")
+        return False, None
+    request = {"file": script.file.name, "function": function, "args": args, "mark": MARK}
+    key = hashlib.sha256(source + json.dumps([request, legacy_argument], sort_keys=True, default=str)
+                         .encode()).hexdigest()
+    if key in _CACHE:
+        ok, value = _CACHE[key]
+        if not ok:
+            ctx.error(doc, path, value)
+        return ok, value if ok else None
+    if script.language == "python" and function is None:
+        argv = ["python", script.file.name, json.dumps(legacy_argument, default=str)]
+    elif script.language == "python":
+        argv = ["python", "-c", PY_RUNNER]
+    else:
+        argv = ["node", "-e", JS_RUNNER]
+    result = run_sandboxed(argv, stdin=json.dumps(request, default=str).encode(), timeout_s=TIMEOUT_S,
+                           memory_mb=MEMORY_MB, files={script.file.name: source},
+                           max_output_bytes=MAX_OUTPUT_BYTES)
+    ok, value = _read(script, function, result)
+    if len(_CACHE) < _CACHE_LIMIT:
+        _CACHE[key] = (ok, value)
+    if not ok:
+        ctx.error(doc, path, value)
+        return False, None
+    return True, value
+
+
+def _read(script: Script, function: str | None, result: Any) -> tuple[bool, Any]:
+    """A sandbox result as (True, the returned value) or (False, a one-line reason)."""
+    name = script.file.name + (f":{function}" if function else "")
+    if result.output_truncated:
+        return False, f"{name} printed more than {MAX_OUTPUT_BYTES} bytes (stopped)"
+    if result.error or result.timed_out or result.returncode != 0:
+        why = result.error or (f"timed out after {TIMEOUT_S:g} s" if result.timed_out
+                               else f"exited with {result.returncode}")
+        lines = [line.strip() for line in result.stderr_tail(2000).splitlines() if line.strip()]
+        tail = lines[-1][-300:] if lines else ""  # the error's own line, not a traceback
+        return False, f"{name} failed in the sandbox: {why}" + (f": {tail}" if tail else "")
+    text = result.stdout_text()
+    if script.language == "python" and function is None:
+        return True, text
+    lines = [line for line in text.splitlines() if line.startswith(MARK)]
+    try:
+        return True, json.loads(lines[-1].removeprefix(MARK))["result"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        return False, f"{name} printed no result"

@@ -1,0 +1,142 @@
+"""promptfoo's load-time code, run in the sandbox: function prompts (src/prompts/processors/
+{javascript,python}.ts, called by src/evaluatorHelpers.ts renderPrompt with ``{vars, provider}``).
+
+Each test writes the config and the script it loads; the expected prompts are what promptfoo's
+renderPrompt makes of the function's return value (a string as it is, an object as JSON, which
+a chat-message list then is; the result rendered as a template)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.cli import main
+from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.store.connection import connect
+
+JS_PROMPT = """\
+module.exports = async function ({ vars, provider }) {
+  return [
+    { role: 'system', content: `You answer in ${vars.language}.` },
+    { role: 'user', content: `${vars.question} (for ${provider.id}) {{ extra }}` },
+  ];
+};
+module.exports.shout = ({ vars }) => `${vars.question.toUpperCase()}!`;
+"""
+PY_PROMPT = """\
+import os
+
+def build(context):
+    v = context["vars"]
+    return f"{v['question']} in {v['language']}; key={os.environ.get('SECRET_TOKEN', 'none')}"
+
+def as_object(context):
+    return {"prompt": [{"role": "user", "content": context["vars"]["question"]}]}
+"""
+LEGACY_PY = """\
+import json, sys
+context = json.loads(sys.argv[1])
+print("Legacy: " + context["vars"]["question"])
+"""
+
+
+def write_config(folder: Path, prompts: str, provider: str = "echo", extra: str = "") -> Path:
+    (folder / "prompt.js").write_text(JS_PROMPT)
+    (folder / "prompt.py").write_text(PY_PROMPT)
+    (folder / "legacy.py").write_text(LEGACY_PY)
+    config = folder / "promptfooconfig.yaml"
+    config.write_text(f"prompts: {prompts}\nproviders: [{provider}]\n{extra}"
+                      "tests:\n  - vars: {question: why is the sky blue, language: French, extra: ok}\n"
+                      "    assert: [{type: contains, value: blue}]\n")
+    return config
+
+
+def messages(case) -> list[tuple[str, str]]:  # noqa: ANN001
+    return [(m.role, m.content) for m in case.input]
+
+
+def test_js_and_python_function_prompts_are_called_in_the_sandbox(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "sk-must-not-leak")
+    config = write_config(tmp_path, "[file://prompt.js, 'file://prompt.js:shout', 'file://prompt.py:build', "
+                                    "'file://prompt.py:as_object', file://legacy.py]")
+    suite, _ = load_suite(config)
+    by_prompt = {c.metadata["prompt"]: messages(c) for c in suite.tests}
+    assert by_prompt == {
+        # the JS default export: chat messages, each content rendered as a template afterwards
+        "prompt.js": [("system", "You answer in French."), ("user", "why is the sky blue (for echo) ok")],
+        "prompt.js:shout": [("user", "WHY IS THE SKY BLUE!")],
+        # the sandbox gives the script no secrets from our environment
+        "prompt.py:build": [("user", "why is the sky blue in French; key=none")],
+        "prompt.py:as_object": [("user", "why is the sky blue")],  # {prompt: ...}: the prompt
+        "legacy.py": [("user", "Legacy: why is the sky blue")],  # no function: the script's stdout
+    }
+
+
+def test_a_function_prompt_as_a_message_content(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "[{label: chat, messages: [{role: system, content: 'Be brief.'}, "
+                                    "{role: user, content: 'file://prompt.js:shout'}]}]")
+    suite, _ = load_suite(config)
+    assert messages(suite.tests[0]) == [("system", "Be brief."), ("user", "WHY IS THE SKY BLUE!")]
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("def build(context):\n    raise ValueError('no prompt today')\n", "ValueError: no prompt today"),
+    ("def build(context):\n    return 42\n", "prompt.py:build returned int"),
+    ("def other(context):\n    return 'x'\n", "no function 'build' in prompt.py"),
+    ("import time\ndef build(context):\n    print('x' * 2_000_000)\n", "printed more than 1000000 bytes"),
+])
+def test_a_failing_function_prompt_is_a_one_line_error_naming_the_file(tmp_path: Path, script: str,
+                                                                      expected: str) -> None:
+    config = write_config(tmp_path, "['file://prompt.py:build']")
+    (tmp_path / "prompt.py").write_text(script)
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(config)
+    line = str(caught.value).splitlines()[0]
+    assert "promptfooconfig.yaml" in line and "tests[0]" in line and expected in line, line
+    assert "Traceback" not in str(caught.value)
+
+
+def test_typescript_and_missing_function_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "p.ts").write_text("export default () => 'x';\n")
+    for prompts, expected in [("[file://p.ts]", "TypeScript file p.ts is not run"),
+                              ("['file://gone.js:build']", "file not found: file://gone.js")]:
+        with pytest.raises(SpecErrors) as caught:
+            load_suite(write_config(tmp_path, prompts))
+        assert expected in str(caught.value).splitlines()[0]
+
+
+def test_a_function_prompt_must_not_differ_between_the_providers_of_a_case(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "[file://prompt.js]", provider="{id: echo, label: a}, {id: echo, label: b}")
+    (tmp_path / "prompt.js").write_text("module.exports = ({ provider }) => `hi ${provider.label}`;\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(config)
+    assert "gives different prompts for the test's providers" in str(caught.value).splitlines()[0]
+    (tmp_path / "prompt.js").write_text("module.exports = ({ provider }) => `hi ${provider.id}`;\n")
+    suite, _ = load_suite(config)  # both are `echo`: one prompt for both targets
+    assert {messages(c)[0][1] for c in suite.tests} == {"hi echo"}
+
+
+def test_run_sends_the_function_prompts_to_the_model(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
+                + "', apiKeyEnvar: FAKE_KEY}}")
+    write_config(tmp_path, "[file://prompt.js, 'file://prompt.py:build']", provider=provider)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    code = main(["run", "promptfooconfig.yaml", "--db", str(db)])
+    out = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
+    sent = sorted([(m["role"], m["content"]) for m in body["messages"]]
+                  for body in fake_openai.requests if body and "messages" in body)
+    assert sent == sorted([
+        [("system", "You answer in French."), ("user", "why is the sky blue (for openai:chat:fake-model) ok")],
+        [("user", "why is the sky blue in French; key=none")],
+    ])
+    with connect(db) as con:
+        assert con.execute("SELECT count(*) FROM model_outputs").fetchone()[0] == 2
