@@ -126,7 +126,9 @@ def test_run_sends_the_function_prompts_to_the_model(tmp_path: Path, fake_openai
     monkeypatch.setenv("FAKE_KEY", "sk-test")
     provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
                 + "', apiKeyEnvar: FAKE_KEY}}")
-    write_config(tmp_path, "[file://prompt.js, 'file://prompt.py:build']", provider=provider)
+    write_config(tmp_path, "[file://prompt.js, 'file://prompt.py:build', '{{ context }}']", provider=provider,
+                 extra="defaultTest: {vars: {context: file://ctx.py}}\n")
+    (tmp_path / "ctx.py").write_text(VAR_PY)
     monkeypatch.chdir(tmp_path)
     db = tmp_path / "r.duckdb"
     code = main(["run", "promptfooconfig.yaml", "--db", str(db)])
@@ -137,6 +139,49 @@ def test_run_sends_the_function_prompts_to_the_model(tmp_path: Path, fake_openai
     assert sent == sorted([
         [("system", "You answer in French."), ("user", "why is the sky blue (for openai:chat:fake-model) ok")],
         [("user", "why is the sky blue in French; key=none")],
+        [("user", "context for why is the sky blue / {{ con")],  # a variable from a script
     ])
     with connect(db) as con:
-        assert con.execute("SELECT count(*) FROM model_outputs").fetchone()[0] == 2
+        assert con.execute("SELECT count(*) FROM model_outputs").fetchone()[0] == 3
+
+
+# ---- variables from scripts (renderPrompt's file://x.py / x.js values) --------------------------
+
+VAR_PY = """\
+def get_var(var_name, prompt, other_vars):
+    return {"output": f"  {var_name} for {other_vars['question']} / {prompt[:6]}  \\n"}
+"""
+VAR_JS = """\
+module.exports = async (varName, prompt, vars, provider) =>
+  ({ output: `${varName}: ${vars.context} via ${provider.id}` });
+"""
+
+
+def test_variables_from_python_and_js_scripts(tmp_path: Path) -> None:
+    (tmp_path / "ctx.py").write_text(VAR_PY)
+    (tmp_path / "ctx.js").write_text(VAR_JS)
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['Use {{ context }} | {{ summary }}']\nproviders: [echo]\n"
+        "tests:\n  - vars: {question: why, context: file://ctx.py, summary: file://ctx.js}\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    case, = suite.tests
+    # Python output trimmed; the JS script sees the variables filled before it, and the provider.
+    assert case.metadata["vars"] == {"question": "why", "context": "context for why / Use {{",
+                                     "summary": "summary: context for why / Use {{ via echo"}
+    assert messages(case) == [("user", "Use context for why / Use {{ | summary: context for why / Use {{ via echo")]
+
+
+@pytest.mark.parametrize(("script", "ref", "expected"), [
+    ("def get_var(n, p, o):\n    return {'error': 'no index'}\n", "file://v.py", "v.py returned an error: no index"),
+    ("def get_var(n, p, o):\n    return {'output': ''}\n", "file://v.py", "v.py returned no output"),
+    ("def get_var(n, p, o):\n    return {'output': 'x'}\n", "file://v.py:get_var", "a function name in a variable script"),
+    ("", "file://v.ts", "TypeScript file v.ts is not run"),
+])
+def test_a_failing_variable_script_is_a_one_line_error(tmp_path: Path, script: str, ref: str, expected: str) -> None:
+    (tmp_path / "v.py").write_text(script)
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        f"prompts: ['{{{{ v }}}}']\nproviders: [echo]\ntests:\n  - vars: {{v: '{ref}'}}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    line = str(caught.value).splitlines()[0]
+    assert "tests[0].vars.v" in line and expected in line, line

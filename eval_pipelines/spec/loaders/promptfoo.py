@@ -29,6 +29,7 @@ this module with its own names.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -41,6 +42,7 @@ from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
+from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
@@ -211,7 +213,7 @@ class Loader:
             return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
             variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base,
-                                  self.dialect == "promptfoo")
+                                  self.dialect == "promptfoo", scripts=self.dialect == "promptfoo")
             if variables is None:
                 return []
             data = {**data, "vars": variables}
@@ -221,7 +223,7 @@ class Loader:
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
         variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base,
-                              self.dialect == "promptfoo")
+                              self.dialect == "promptfoo", scripts=self.dialect == "promptfoo")
         if variables is None:
             return []
         chosen = self.filter(doc, path + ("prompts",), data.get("prompts"), [p.names() for p in prompts], "prompt")
@@ -246,35 +248,44 @@ class Loader:
         if isinstance(expected, list) and all(isinstance(m, dict) and "content" in m for m in expected):
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
-        if self.dialect == "promptfoo":
-            combos = [resolve_variables(combo) for combo in combos]
+        transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
+        runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
+                                                                 if n in self.providers]
         for c, combo in enumerate(combos):
-            transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
-            assertions = convert_assertions(self.ctx, doc, path + ("assert",),
-                                            _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
-                                            self.dialect, combo, self.doc.data, [transform] if transform else None)
-            runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
-                                                                     if n in self.providers]
-            attach_functions(self.ctx, doc, path + ("assert",), assertions, [p.functions for p in runs_on])
+            by_vars: dict[str, list[Any]] = {}  # a test's assertions, per distinct filled variables
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 if chosen is not None and k not in chosen:
                     continue
+                filled = combo
+                if self.dialect == "promptfoo":  # promptfoo fills script variables per prompt and provider
+                    filled = resolve_script_vars(self.ctx, doc, path + ("vars",), combo, [prompt_raw(prompt)],
+                                                 [provider_context(p) for p in runs_on])
+                    if filled is None:
+                        continue
+                    filled = resolve_variables(filled)
+                key = json.dumps(filled, sort_keys=True, default=str)
+                if key not in by_vars:
+                    by_vars[key] = convert_assertions(
+                        self.ctx, doc, path + ("assert",),
+                        _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
+                        self.dialect, filled, self.doc.data, [transform] if transform else None)
+                    attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
+                assertions = by_vars[key]
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
-                messages = self.render(doc, path, prompt, combo, options, runs_on)
+                messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
                     continue
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=targets,
-                        metadata={**suite_metadata, **metadata, "vars": combo, "prompt": prompt.label,
+                        metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
         return cases
-
 
     def render(self, doc: Document, path: tuple[Any, ...], prompt: Prompt, combo: dict[str, Any],
                options: dict[str, Any], runs_on: list[Provider]) -> list[Message] | None:
@@ -283,8 +294,7 @@ class Loader:
         since a case's messages are shared by its targets."""
         contexts: list[dict[str, Any] | None] = [None]
         if prompt.runs_code() and runs_on:
-            contexts = [{"id": p.names[-1] if p.names else p.name,
-                         **({"label": p.names[0]} if len(p.names) > 1 else {})} for p in runs_on]
+            contexts = [provider_context(p) for p in runs_on]
         rendered = [render_prompt(self.ctx, doc, path, prompt, combo, str(options.get("prefix") or ""),
                                   str(options.get("suffix") or ""), provider) for provider in contexts]
         if any(r is None for r in rendered):
@@ -295,6 +305,23 @@ class Loader:
                            "does not depend on the provider")
             return None
         return rendered[0]
+
+
+def provider_context(provider: Provider) -> dict[str, Any]:
+    """What promptfoo tells load-time code about a provider: its ``id`` and ``label``."""
+    return {"id": provider.names[-1] if provider.names else provider.name,
+            **({"label": provider.names[0]} if len(provider.names) > 1 else {})}
+
+
+def prompt_raw(prompt: Prompt) -> str:
+    """A prompt's ``raw`` text as promptfoo hands it to variable scripts: the template, a chat
+    prompt's messages as JSON, a function prompt's source."""
+    if prompt.script is not None:
+        return prompt.script.file.read_text(errors="replace")
+    if prompt.messages is not None:
+        return json.dumps([{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
+                            else str(getattr(m["content"], "ref", m["content"]))} for m in prompt.messages])
+    return prompt.text or ""
 
 
 def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo",

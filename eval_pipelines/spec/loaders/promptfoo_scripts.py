@@ -171,3 +171,44 @@ def _read(script: Script, function: str | None, result: Any) -> tuple[bool, Any]
         return True, json.loads(lines[-1].removeprefix(MARK))["result"]
     except (IndexError, ValueError, KeyError, TypeError):
         return False, f"{name} printed no result"
+
+
+def resolve_script_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: dict[str, Any],
+                        prompts: list[str], providers: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """promptfoo's variables from scripts (renderPrompt): in order, each ``file://x.py`` value is
+    ``get_var(var_name, prompt, other_vars)``'s ``output`` (trimmed), each ``file://x.js`` value the
+    default export's ``(varName, prompt, vars, provider)`` ``output``; ``{error}`` or no output is an
+    error. promptfoo calls them per prompt and provider; a case (one prompt) is shared by its targets,
+    so the values must agree across the providers (else a one-line error). None: an error was recorded."""
+    if not any(isinstance(v, Script) for v in variables.values()):
+        return variables
+    results: list[dict[str, Any]] = []
+    for prompt in prompts or [""]:
+        for provider in providers or [None]:
+            current = dict(variables)
+            for name, value in variables.items():
+                if not isinstance(value, Script):
+                    continue
+                where = path + (name,)
+                if value.language == "python":
+                    ok, out = call_script(ctx, doc, where, value, "get_var", [name, prompt, current])
+                else:
+                    ok, out = call_script(ctx, doc, where, value, None,
+                                          [name, prompt, current, provider or {"id": "unknown"}])
+                if not ok:
+                    return None
+                if isinstance(out, dict) and out.get("error"):
+                    ctx.error(doc, where, f"{value.file.name} returned an error: {out['error']}")
+                    return None
+                output = out.get("output") if isinstance(out, dict) else None
+                if not output or (value.language == "python" and not isinstance(output, str)):
+                    ctx.error(doc, where, f"{value.file.name} returned no output",
+                              "{output: text} (or {error: text})")
+                    return None
+                current[name] = output.strip() if value.language == "python" else output
+            results.append(current)
+    if any(r != results[0] for r in results[1:]):
+        ctx.error(doc, path, "a variable from a script differs between the test's providers",
+                  "`providers:` on the test to pick one, or a script that does not depend on the provider")
+        return None
+    return results[0]

@@ -28,6 +28,7 @@ from typing import Any
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
+from eval_pipelines.spec.loaders.promptfoo_scripts import Script, is_script_ref, split_script_ref
 from eval_pipelines.spec.source import Document, read_text
 
 SCENARIO_KEYS = {"description", "config", "tests"}
@@ -293,11 +294,12 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
 
 
 def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: Any,
-              base: Path | None = None, trim_text: bool = False) -> dict[str, Any] | None:
+              base: Path | None = None, trim_text: bool = False, scripts: bool = False) -> dict[str, Any] | None:
     """Variables with ``file://`` values read (text, or JSON/YAML as data). A value's path is
     relative to ``base`` (the config's folder: promptfoo's renderPrompt resolves it against
     cliState.basePath, wherever the test was written); ``vars: file://...`` itself is relative
-    to the file that holds the test."""
+    to the file that holds the test. With ``scripts`` (promptfoo), a ``file://x.py``/``.js`` value is
+    a :class:`Script`, called per case by ``promptfoo_scripts.resolve_script_vars``."""
     if variables is None:
         return {}
     if isinstance(variables, str) and variables.startswith("file://"):  # all variables from a YAML/JSON file
@@ -313,6 +315,19 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
     out: dict[str, Any] = {}
     for key, value in variables.items():
         if isinstance(value, str) and value.startswith("file://"):
+            if scripts and is_script_ref(value):
+                split = split_script_ref(ctx, doc, path + (key,), value)
+                if split is None:
+                    return None
+                if split[1] is not None:  # promptfoo resolves the whole value as a path: no `:function`
+                    ctx.error(doc, path + (key,), f"a function name in a variable script ({value})",
+                              "file://x.py (promptfoo calls get_var) or file://x.js (its default export)")
+                    return None
+                files = resolve_refs(ctx, doc, path + (key,), "file://" + split[0], base)
+                if not files:
+                    return None
+                out[key] = Script(files[0], None, value)
+                continue
             if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", value) or re.search(r"\.(png|jpe?g|gif|webp|pdf|mp3|wav)$", value):
                 ctx.error(doc, path + (key,), f"variable from {value} is not supported",
                           "a text, JSON or YAML file")
