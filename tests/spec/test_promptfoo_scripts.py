@@ -185,3 +185,61 @@ def test_a_failing_variable_script_is_a_one_line_error(tmp_path: Path, script: s
         load_suite(tmp_path / "promptfooconfig.yaml")
     line = str(caught.value).splitlines()[0]
     assert "tests[0].vars.v" in line and expected in line, line
+
+
+# ---- generated tests (testCaseReader's file://x.py[:fn] / x.js[:fn] entries) ---------------------
+
+GEN_PY = """\
+def generate_tests(config=None):
+    n = (config or {}).get("n", 1)
+    return [{"vars": {"q": f"q{i}"}, "assert": [{"type": "contains", "value": f"q{i}"}]} for i in range(n)]
+
+class Gen:
+    @staticmethod
+    def bad():
+        return {"vars": {}}
+"""
+GEN_JS = """\
+module.exports = [{ vars: { q: 'from js' }, description: 'exported list' }];
+module.exports.make = async (config) => [{ vars: { q: `made ${config.tag}` } }];
+"""
+
+
+def test_generated_tests_from_python_and_js(tmp_path: Path) -> None:
+    (tmp_path / "gen.py").write_text(GEN_PY)
+    (tmp_path / "gen.js").write_text(GEN_JS)
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['Say {{ q }}']\nproviders: [echo]\ntests:\n"
+        "  - file://gen.py\n"  # generate_tests() without config
+        "  - {path: 'file://gen.py:generate_tests', config: {n: 2}}\n"
+        "  - file://gen.js\n"  # a non-function export is the tests themselves
+        "  - {path: 'file://gen.js:make', config: {tag: x}}\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    assert [messages(c)[0][1] for c in suite.tests] == ["Say q0", "Say q0", "Say q1", "Say from js", "Say made x"]
+    assert [a.config["value"] for a in suite.tests[2].assertions] == ["q1"]
+    assert suite.tests[3].description == "exported list"
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ("file://gen.py:Gen.bad", "gen.py:Gen.bad returned dict (expected a list of test cases)"),
+    ("file://gen.py:nope", "no function 'nope' in gen.py"),
+    ("{path: file://tests.yaml, config: {n: 1}}", "`config` is read only for generated tests"),
+    ("file://gen.ts", "TypeScript file gen.ts is not run"),
+])
+def test_failing_generated_tests_are_one_line_errors(tmp_path: Path, entry: str, expected: str) -> None:
+    (tmp_path / "gen.py").write_text(GEN_PY)
+    (tmp_path / "tests.yaml").write_text("- vars: {q: a}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(f"prompts: ['{{{{ q }}}}']\nproviders: [echo]\ntests:\n  - {entry}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    line = str(caught.value).splitlines()[0]
+    assert "tests[0]" in line and expected in line, line
+
+
+def test_a_bad_generated_test_names_the_script(tmp_path: Path) -> None:
+    (tmp_path / "gen.py").write_text("def generate_tests():\n    return [{'vars': {'q': 1}, 'colour': 'red'}]\n")
+    (tmp_path / "promptfooconfig.yaml").write_text("prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://gen.py\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    line = str(caught.value).splitlines()[0]
+    assert "gen.py" in line and "colour" in line, line

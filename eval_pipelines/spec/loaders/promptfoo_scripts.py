@@ -68,8 +68,10 @@ const req = JSON.parse(fs.readFileSync(0, 'utf8'));
   const mod = await import(require('url').pathToFileURL(require('path').resolve(req.file)).href);
   let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : mod.default;
   if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
-  if (typeof fn !== 'function') throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
-  const result = await fn(...req.args);
+  let result;
+  if (typeof fn === 'function') result = await fn(...req.args);
+  else if (req.value_ok && fn !== undefined) result = fn;  // generated tests: an exported list
+  else throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
   process.stdout.write('\n' + req.mark + JSON.stringify({result: result === undefined ? null : result}) + '\n');
 })().catch((e) => { process.stderr.write(String(e && e.message || e)); process.exit(1); });
 """
@@ -115,10 +117,11 @@ def split_script_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref
 
 
 def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script, function: str | None,
-                args: list[Any], legacy_argument: Any = None) -> tuple[bool, Any]:
+                args: list[Any], legacy_argument: Any = None, value_ok: bool = False) -> tuple[bool, Any]:
     """Run ``function(*args)`` of ``script`` in the sandbox: (True, its JSON result), or (False, None)
     with a one-line load error recorded. ``legacy_argument`` (Python only, no function): the script
-    is run with it as JSON in ``argv[1]``; the result is its stdout."""
+    is run with it as JSON in ``argv[1]``; the result is its stdout. ``value_ok`` (JavaScript): an
+    export that is not a function is the result itself."""
     from eval_pipelines.run.sandbox import run_sandboxed
 
     try:
@@ -126,7 +129,7 @@ def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: 
     except OSError as exc:
         ctx.error(doc, path, f"cannot read {script.file.name}: {exc.strerror or exc}")
         return False, None
-    request = {"file": script.file.name, "function": function, "args": args, "mark": MARK}
+    request = {"file": script.file.name, "function": function, "args": args, "mark": MARK, "value_ok": value_ok}
     key = hashlib.sha256(source + json.dumps([request, legacy_argument], sort_keys=True, default=str)
                          .encode()).hexdigest()
     if key in _CACHE:
@@ -212,3 +215,20 @@ def resolve_script_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], 
                   "`providers:` on the test to pick one, or a script that does not depend on the provider")
         return None
     return results[0]
+
+
+def generated_tests(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script,
+                    config: Any = None) -> list[Any] | None:
+    """promptfoo's generated tests (src/util/testCaseReader.ts readPythonTestCases /
+    readJavascriptTestCases): Python's ``fn`` (default ``generate_tests``) called with the entry's
+    ``config`` when one is given, else with nothing; JavaScript's export (named or default) called
+    with ``config``, or taken as it is when it is not a function. The result must be a list of tests."""
+    args = [] if config is None else [config]
+    function = script.function or ("generate_tests" if script.language == "python" else None)
+    ok, result = call_script(ctx, doc, path, script, function, args, value_ok=True)
+    if not ok:
+        return None
+    if not isinstance(result, list):
+        ctx.error(doc, path, f"{script.ref} returned {type(result).__name__}", "a list of test cases")
+        return None
+    return result

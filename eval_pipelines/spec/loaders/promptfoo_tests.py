@@ -28,7 +28,7 @@ from typing import Any
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
-from eval_pipelines.spec.loaders.promptfoo_scripts import Script, is_script_ref, split_script_ref
+from eval_pipelines.spec.loaders.promptfoo_scripts import Script, generated_tests, is_script_ref, split_script_ref
 from eval_pipelines.spec.source import Document, read_text
 
 SCENARIO_KEYS = {"description", "config", "tests"}
@@ -197,11 +197,25 @@ def tests_from_file(ctx: LoadContext, file: Path, dialect: str) -> list[RawTest]
             return [RawTest(t, loaded, ("tests", i)) for i, t in enumerate(items)]
         return [RawTest(t, loaded, (i,) if isinstance(loaded.data, list) else ()) for i, t in enumerate(items)]
     ctx.error(Document(file, None, {}), (), f"test file type {suffix!r} is not supported",
-              "a .csv, .jsonl, .yaml or .json file (generated tests from .py/.js are refused)")
+              "a .csv, .jsonl, .yaml or .json file (a test-generating script is named on its own: file://x.py:fn)")
     return []
 
 
-def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str, dialect: str) -> list[RawTest]:
+def _generated(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str, config: Any) -> list[RawTest]:
+    """Tests a ``file://x.py[:fn]`` / ``x.js[:fn]`` script generates, run in the sandbox (promptfoo_scripts)."""
+    split = split_script_ref(ctx, doc, path, ref if ref.startswith("file://") else "file://" + ref)
+    if split is None:
+        return []
+    files = resolve_refs(ctx, doc, path, "file://" + split[0])
+    tests = generated_tests(ctx, doc, path, Script(files[0], split[1], ref), config) if files else None
+    if tests is None:
+        return []
+    generated = Document(files[0], tests, {})  # its tests' errors name the script and the index
+    return [RawTest(t, generated, (i,)) for i, t in enumerate(tests)]
+
+
+def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str, dialect: str,
+               config: Any = None) -> list[RawTest]:
     if ref.startswith(("http://", "https://")):
         ctx.error(doc, path, "remote test files (URLs, Google Sheets) are not supported", "a local file")
         return []
@@ -210,7 +224,13 @@ def _reference(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
                   "a local .csv, .jsonl, .yaml or .json file")
         return []
     if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", ref):
-        ctx.error(doc, path, f"generated tests ({ref}) are not supported", "a .csv, .jsonl, .yaml or .json file")
+        if dialect != "promptfoo":
+            ctx.error(doc, path, f"generated tests ({ref}) are not supported", "a .csv, .jsonl, .yaml or .json file")
+            return []
+        return _generated(ctx, doc, path, ref, config)
+    if config is not None:
+        ctx.error(doc, path + ("config",), "`config` is read only for generated tests (a .py or .js file)",
+                  "{path: file://tests.py:fn, config: {...}}")
         return []
     local = ref.removeprefix("file://")
     folder = doc.file.parent / local
@@ -244,6 +264,10 @@ def collect_raw_tests(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     for i, item in enumerate(raw):
         if isinstance(item, str):
             out += _reference(ctx, doc, path + (i,), item, dialect)
+        elif isinstance(item, dict) and isinstance(item.get("path"), str) and dialect == "promptfoo":
+            # promptfoo's {path, config} entry: a test file, `config` handed to a generator script
+            ctx.unknown_keys(doc, path + (i,), item, {"path", "config"})
+            out += _reference(ctx, doc, path + (i,), item["path"], dialect, item.get("config"))
         elif isinstance(item, dict):
             out.append(RawTest(item, doc, path + (i,)))
         else:

@@ -1,50 +1,33 @@
 import pandas as pd
 
 
-def generate_simple_tests(config=None):
-    """Generate a simple set of test cases with optional configuration."""
-    # Default values
-    languages = ["Spanish", "French"]
-    phrases = ["Hello", "Thank you"]
-
-    # Override with config if provided
-    if config:
-        languages = config.get("languages", languages)
-        phrases = config.get("phrases", phrases)
-
-    test_cases = []
-    for phrase in phrases:
-        for lang in languages:
-            test_case = {
-                "vars": {"text": phrase, "target_language": lang},
-                "assert": [
-                    {"type": "regex", "value": ".+"}
-                ],  # Just check for non-empty output
-                "description": f"Translate '{phrase}' to {lang}",
-            }
-            test_cases.append(test_case)
-
-    return test_cases
+def generate_simple_tests():
+    """Generate a simple set of test cases."""
+    return [
+        {
+            "vars": {"text": "Hello world", "target_language": "Spanish"},
+            "assert": [{"type": "contains", "value": "Hola mundo"}],
+            "description": "Basic Spanish translation",
+        },
+        {
+            "vars": {"text": "How are you?", "target_language": "French"},
+            "assert": [{"type": "contains", "value": "Comment allez-vous"}],
+            "description": "Basic French translation",
+        },
+    ]
 
 
-def generate_from_csv(config=None):
-    """Generate test cases from CSV data with optional row limit."""
-    # Default test data
-    data = {
-        "source_text": ["Good morning", "Thank you", "Goodbye"],
-        "target_language": ["French", "Spanish", "German"],
-        "expected_translation": ["Bonjour", "Gracias", "Auf Wiedersehen"],
-    }
-
-    # Use custom data if provided in config
-    if config and "data" in config:
-        data = config["data"]
-
-    df = pd.DataFrame(data)
-
-    # Limit rows if specified in config
-    if config and "max_rows" in config:
-        df = df.head(config["max_rows"])
+def generate_from_csv():
+    """Generate test cases from a CSV file."""
+    # Create a small DataFrame for demonstration
+    # In practice, you would load this from a file: pd.read_csv('translations.csv')
+    df = pd.DataFrame(
+        {
+            "source_text": ["Good morning", "Thank you", "Goodbye"],
+            "target_language": ["French", "Spanish", "German"],
+            "expected_translation": ["Bonjour", "Gracias", "Auf Wiedersehen"],
+        }
+    )
 
     test_cases = []
     for _, row in df.iterrows():
@@ -59,3 +42,34 @@ def generate_from_csv(config=None):
         test_cases.append(test_case)
 
     return test_cases
+
+
+class TestGenerator:
+    @staticmethod
+    def generate_systematic_tests():
+        """Generate a systematic set of test cases."""
+        phrases = ["Hello", "Thank you", "Please"]
+        languages = ["Spanish", "French", "German"]
+        expected = {
+            ("Hello", "Spanish"): "Hola",
+            ("Hello", "French"): "Bonjour",
+            ("Hello", "German"): "Hallo",
+            ("Thank you", "Spanish"): "Gracias",
+            ("Thank you", "French"): "Merci",
+            ("Thank you", "German"): "Danke",
+            ("Please", "Spanish"): "Por favor",
+            ("Please", "French"): "S'il vous plaît",
+            ("Please", "German"): "Bitte",
+        }
+
+        test_cases = []
+        for phrase in phrases:
+            for lang in languages:
+                test_case = {
+                    "vars": {"text": phrase, "target_language": lang},
+                    "assert": [{"type": "contains", "value": expected[(phrase, lang)]}],
+                    "description": f"Translate '{phrase}' to {lang}",
+                }
+                test_cases.append(test_case)
+
+        return test_cases
