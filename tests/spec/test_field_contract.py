@@ -117,6 +117,7 @@ def _promptfoo_fields() -> set[str]:
     fields |= {f"promptfoo: tests[].options.{k}" for k in promptfoo.OPTION_KEYS}
     fields |= {f"promptfoo: tests[].assert[].{k}" for k in promptfoo_vocabulary.COMMON}
     fields |= {f"promptfoo: scenarios[].{k}" for k in promptfoo_tests.SCENARIO_KEYS}
+    fields |= {f"promptfoo: tests[] {{path, config}} entry .{k}" for k in promptfoo_tests.TEST_FILE_ENTRY_KEYS}
     fields |= {f"promptfoo: prompt CSV column {k}" for k in promptfoo_prompts.PROMPT_CSV_COLUMNS}
     return fields | {f"promptfoo: CSV column {k}" for k in promptfoo_tests.CSV_COLUMNS}
 

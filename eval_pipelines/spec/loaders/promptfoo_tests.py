@@ -32,6 +32,7 @@ from eval_pipelines.spec.loaders.promptfoo_scripts import Script, generated_test
 from eval_pipelines.spec.source import Document, read_text
 
 SCENARIO_KEYS = {"description", "config", "tests"}
+TEST_FILE_ENTRY_KEYS = {"path", "config"}  # a `tests` entry {path, config}: a test file, `config` for a generator
 # promptfoo's special CSV columns (src/csv.ts); `*` stands for a name or a number after the prefix.
 CSV_COLUMNS = ("__expected", "__expected*", "__config:*", "__description", "__metadata:*", "__metadata:*[]",
                "__threshold", "__metric", "__prefix", "__suffix")
@@ -266,7 +267,7 @@ def collect_raw_tests(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             out += _reference(ctx, doc, path + (i,), item, dialect)
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and dialect == "promptfoo":
             # promptfoo's {path, config} entry: a test file, `config` handed to a generator script
-            ctx.unknown_keys(doc, path + (i,), item, {"path", "config"})
+            ctx.unknown_keys(doc, path + (i,), item, TEST_FILE_ENTRY_KEYS)
             out += _reference(ctx, doc, path + (i,), item["path"], dialect, item.get("config"))
         elif isinstance(item, dict):
             out.append(RawTest(item, doc, path + (i,)))
