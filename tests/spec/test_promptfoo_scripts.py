@@ -88,6 +88,8 @@ def test_a_function_prompt_as_a_message_content(tmp_path: Path) -> None:
     ("def build(context):\n    return 42\n", "prompt.py:build returned int"),
     ("def other(context):\n    return 'x'\n", "no function 'build' in prompt.py"),
     ("import time\ndef build(context):\n    print('x' * 2_000_000)\n", "printed more than 1000000 bytes"),
+    # only the script is in its sandbox directory: the config's folder is not readable from there
+    ("def build(context):\n    return open('promptfooconfig.yaml').read()\n", "FileNotFoundError"),
 ])
 def test_a_failing_function_prompt_is_a_one_line_error_naming_the_file(tmp_path: Path, script: str,
                                                                       expected: str) -> None:

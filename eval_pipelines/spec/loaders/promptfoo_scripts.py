@@ -39,7 +39,8 @@ MEMORY_MB = 1024  # enough for a script that imports pandas, as promptfoo's exam
 MAX_OUTPUT_BYTES = 1_000_000
 MARK = "@@eval-pipelines-result@@"
 _CACHE: dict[str, tuple[bool, Any]] = {}
-_CACHE_LIMIT = 4096
+_CACHE_LIMIT_BYTES = 32 * 1024 * 1024  # what the reused results may hold in all (outputs are up to 1 MB each)
+_cached_bytes = 0
 
 PY_RUNNER = r"""
 import importlib.util, json, sys
@@ -147,7 +148,9 @@ def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: 
                            memory_mb=MEMORY_MB, files={script.file.name: source},
                            max_output_bytes=MAX_OUTPUT_BYTES)
     ok, value = _read(script, function, result)
-    if len(_CACHE) < _CACHE_LIMIT:
+    global _cached_bytes
+    if _cached_bytes + len(result.stdout) <= _CACHE_LIMIT_BYTES:
+        _cached_bytes += len(result.stdout)
         _CACHE[key] = (ok, value)
     if not ok:
         ctx.error(doc, path, value)
