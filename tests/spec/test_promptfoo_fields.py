@@ -85,7 +85,6 @@ tests:
     ("providerOutput: fixed", "providerOutput"),
     ("assertScoringFunction: file://score.js", "assertScoringFunction"),
     ("options: {disableConversationVar: true}", "disableConversationVar"),
-    ("options: {transformVars: 'return {...vars}'}", "transformVars"),
     ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
 ])
 def test_unsupported_test_fields_are_refused(tmp_path: Path, field: str, needle: str) -> None:

@@ -245,3 +245,68 @@ def test_a_bad_generated_test_names_the_script(tmp_path: Path) -> None:
         load_suite(tmp_path / "promptfooconfig.yaml")
     line = str(caught.value).splitlines()[0]
     assert "gen.py" in line and "colour" in line, line
+
+
+# ---- options.transformVars (evaluator.ts: the test's variables transformed before rendering) -----
+
+def test_transform_vars_inline_and_from_files(tmp_path: Path) -> None:
+    (tmp_path / "t.js").write_text("module.exports.shout = (vars, context) => ({ q: vars.q.toUpperCase() });\n")
+    (tmp_path / "t.py").write_text("def get_transform(vars, context):\n"
+                                   "    return {'id': context['uuid'][:0] + 'py', 'q': vars['q'] + '?'}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text("""\
+prompts: ['{{ q }} {{ extra }}']
+providers: [echo]
+defaultTest: {options: {transformVars: '{...vars, extra: "default"}'}}
+tests:
+  - vars: {q: one}
+  - vars: {q: two}
+    options:
+      transformVars: |
+        const extra = context.prompt && vars.q.length;
+        return { extra };
+  - vars: {q: three}
+    options: {transformVars: 'file://t.js:shout'}
+  - vars: {q: four}
+    options: {transformVars: file://t.py}
+""")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    # one line: an expression; several: a function body; the result merged over the variables
+    assert [messages(c)[0][1] for c in suite.tests] == ["one default", "two 3", "THREE ", "four? "]
+    assert suite.tests[3].metadata["vars"] == {"q": "four?", "id": "py"}
+
+
+@pytest.mark.parametrize(("transform", "expected"), [
+    ("'[1, 2]'", "transformVars returned list (expected an object of variables)"),
+    ("'vars.nope.deeper'", "inline-transformVars.js failed in the sandbox: exited with 1: Cannot read properties of undefined"),
+    ("file://t.ts", "TypeScript file t.ts is not run"),
+])
+def test_transform_vars_failures_are_one_line(tmp_path: Path, transform: str, expected: str) -> None:
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        f"prompts: ['{{{{ q }}}}']\nproviders: [echo]\ntests:\n  - vars: {{q: x}}\n"
+        f"    options: {{transformVars: {transform}}}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    line = str(caught.value).splitlines()[0]
+    assert "tests[0].options.transformVars" in line and expected in line, line
+    # AgentV v5 (the same loader under AgentV's names) does not run it
+    (tmp_path / "suite.yaml").write_text("name: s\nprompts: ['{{ q }}']\ntarget: echo\ntests:\n  - id: a\n"
+                                         "    vars: {q: x}\n    options: {transformVars: '{...vars}'}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "suite.yaml")
+    assert "transformVars" in str(caught.value) and "not supported" in str(caught.value)
+
+
+def test_image_parts_of_a_json_chat_prompt_are_refused_not_dropped(tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text('[{"role": "user", "content": [{"type": "input_text", "text": "See {{ q }}"},'
+                                     ' {"type": "input_image", "image_url": "{{ url }}"}]}]')
+    (tmp_path / "t.json").write_text('[{"role": "user", "content": [{"type": "input_text", "text": "See {{ q }}"},'
+                                     ' {"type": "text", "text": "twice"}]}]')
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: [file://p.json]\nproviders: [echo]\ntests: [{vars: {q: x, url: 'http://i'}}]\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    assert "content parts of type input_image, which are not sent" in str(caught.value).splitlines()[0]
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: [file://t.json]\nproviders: [echo]\ntests: [{vars: {q: x}}]\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    assert messages(suite.tests[0]) == [("user", "See x\ntwice")]

@@ -40,9 +40,9 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_te
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
-from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, parse_script, render_prompt
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
-from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars
+from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
@@ -150,9 +150,10 @@ class Loader:
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
-        self.refuse_in(raw.doc, options, path, {
-            "storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable",
-            "transformVars": "a JavaScript transform of the variables"})
+        refused = {"storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"}
+        if self.dialect != "promptfoo":
+            refused["transformVars"] = "a JavaScript transform of the variables"
+        self.refuse_in(raw.doc, options, path, refused)
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
                                      "by the suite's judge target (targets.yaml)")
@@ -222,6 +223,10 @@ class Loader:
             self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
+        if self.dialect == "promptfoo" and options.get("transformVars") is not None:
+            merged = self.transformed_vars(doc, path + ("options", "transformVars"), merged, options["transformVars"])
+            if merged is None:
+                return []
         variables = load_vars(self.ctx, doc, path + ("vars",), merged.get("vars"), self.var_base,
                               self.dialect == "promptfoo", scripts=self.dialect == "promptfoo")
         if variables is None:
@@ -286,6 +291,20 @@ class Loader:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
         return cases
+
+    def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],
+                         code: Any) -> dict[str, Any] | None:
+        """The test with ``options.transformVars`` applied to its variables (``promptfoo_scripts``)."""
+        variables = merged.get("vars") or {}
+        if not isinstance(variables, dict):
+            return merged  # load_vars reports it
+        script = None
+        if isinstance(code, str) and code.startswith("file://"):
+            script = parse_script(self.ctx, doc, path, code)
+            if script is None:
+                return None
+        filled = transform_vars(self.ctx, doc, path, code, script, variables)
+        return None if filled is None else {**merged, "vars": filled}
 
     def render(self, doc: Document, path: tuple[Any, ...], prompt: Prompt, combo: dict[str, Any],
                options: dict[str, Any], runs_on: list[Provider]) -> list[Message] | None:

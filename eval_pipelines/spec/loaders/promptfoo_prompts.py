@@ -429,5 +429,14 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
         parsed = None
     messages = _messages_from(parsed)
     if messages is not None:  # a chat prompt written as JSON
-        return [Message(role=m["role"], content=content_text(m["content"])) for m in messages]
+        parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
+        other = sorted({str(p.get("type")) for p in parts if isinstance(p, dict)
+                        and p.get("type", "text") not in ("text", "input_text")})
+        if other:  # an image or audio part would be dropped from the text we send: refused, not lost
+            ctx.error(doc, path, f"prompt {prompt.label!r} has message content parts of type "
+                      f"{', '.join(other)}, which are not sent", "text content (strings or text parts)")
+            return None
+        return [Message(role=m["role"], content="\n".join(
+            str(p.get("text", p.get("value", ""))) if isinstance(p, dict) else str(p) for p in m["content"])
+            if isinstance(m["content"], list) else content_text(m["content"])) for m in messages]
     return [Message(role="user", content=text)]

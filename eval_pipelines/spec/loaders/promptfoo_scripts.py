@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,15 +119,17 @@ def split_script_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref
 
 
 def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script, function: str | None,
-                args: list[Any], legacy_argument: Any = None, value_ok: bool = False) -> tuple[bool, Any]:
+                args: list[Any], legacy_argument: Any = None, value_ok: bool = False,
+                source: bytes | None = None) -> tuple[bool, Any]:
     """Run ``function(*args)`` of ``script`` in the sandbox: (True, its JSON result), or (False, None)
     with a one-line load error recorded. ``legacy_argument`` (Python only, no function): the script
     is run with it as JSON in ``argv[1]``; the result is its stdout. ``value_ok`` (JavaScript): an
-    export that is not a function is the result itself."""
+    export that is not a function is the result itself. ``source``: the module's text, when it is
+    not read from ``script.file`` (inline code wrapped as a module)."""
     from eval_pipelines.run.sandbox import run_sandboxed
 
     try:
-        source = script.file.read_bytes()
+        source = script.file.read_bytes() if source is None else source
     except OSError as exc:
         ctx.error(doc, path, f"cannot read {script.file.name}: {exc.strerror or exc}")
         return False, None
@@ -235,3 +238,31 @@ def generated_tests(ctx: LoadContext, doc: Document, path: tuple[Any, ...], scri
         ctx.error(doc, path, f"{script.ref} returned {type(result).__name__}", "a list of test cases")
         return None
     return result
+
+
+def transform_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], code: Any, script: Script | None,
+                   variables: dict[str, Any]) -> dict[str, Any] | None:
+    """promptfoo's ``options.transformVars`` (src/evaluator.ts, src/util/transform.ts): the test's
+    variables (as written: ``file://`` values not yet read) passed with ``{prompt: {}, uuid}`` to inline
+    JavaScript (one line an expression, several a function body, of ``vars`` and ``context``), to a
+    ``.js`` file's export (named or default) or to a ``.py`` file's ``fn`` (default ``get_transform``);
+    the object it returns is merged over the variables. The uuid is fixed per test and file, so a
+    load gives the same cases each time (promptfoo draws a random one)."""
+    context = {"prompt": {}, "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{doc.file}#{path}"))}
+    if script is None:
+        if not isinstance(code, str) or not code.strip():
+            ctx.error(doc, path, "invalid transformVars", "inline JavaScript or file://x.js|x.py[:fn]")
+            return None
+        body = code if "\n" in code else "return " + code  # promptfoo tests the raw text (a YAML block ends in one)
+        source = f"module.exports = new Function('vars', 'context', {json.dumps(body)});\n".encode()
+        ok, result = call_script(ctx, doc, path, Script(Path("inline-transformVars.js"), None, "transformVars"), None,
+                                 [variables, context], source=source)
+    else:
+        function = script.function or ("get_transform" if script.language == "python" else None)
+        ok, result = call_script(ctx, doc, path, script, function, [variables, context])
+    if not ok:
+        return None
+    if not isinstance(result, dict):
+        ctx.error(doc, path, f"transformVars returned {type(result).__name__}", "an object of variables")
+        return None
+    return {**variables, **result}
