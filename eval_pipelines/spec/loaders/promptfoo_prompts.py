@@ -313,6 +313,15 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     return [Prompt(str(name), messages=messages)] if len(messages) == len(items) else []
 
 
+def _source(prompt: Prompt) -> str:
+    """What a prompt is written as: its template, its messages, or its function's source (and
+    the sources of functions in its messages), to find what it uses."""
+    scripts = [prompt.script] if prompt.script else []
+    scripts += [m["content"] for m in prompt.messages or [] if isinstance(m["content"], Script)]
+    texts = [s.file.read_text(errors="replace") for s in scripts if s.file.is_file()]
+    return "\n".join([prompt.text or json.dumps(prompt.messages or [], default=str), *texts])
+
+
 def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     """The ``prompts`` field: a list (or one entry, or a legacy {file: label} mapping)."""
     path: tuple[Any, ...] = ("prompts",)
@@ -330,7 +339,7 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     for i, item in enumerate(items):
         where = path + (i,) if isinstance(raw, list) else path
         found = _one_prompt(ctx, doc, where, item, i)
-        if any("_conversation" in (p.text or json.dumps(p.messages or [], default=str)) for p in found):
+        if any("_conversation" in _source(p) for p in found):
             # promptfoo fills it with the earlier turns of the same conversation; here it would render empty.
             ctx.error(doc, where, "the _conversation variable (multi-turn history across tests) is not supported",
                       "a prompt that holds its whole conversation")
