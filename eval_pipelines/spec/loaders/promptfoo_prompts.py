@@ -35,7 +35,7 @@ import jinja2
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
-from eval_pipelines.spec.loaders.promptfoo_scripts import Script, call_script, split_script_ref
+from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
 
@@ -371,34 +371,6 @@ def _content(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -
     return content_text(raw)
 
 
-def _function_text(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script,
-                   variables: dict[str, Any], provider: dict[str, Any] | None) -> str | None:
-    """What a prompt function returns for one test, as promptfoo's renderPrompt takes it: a string
-    as it is, ``{prompt, config}`` its prompt (``config`` refused), any other object as JSON."""
-    context = {"vars": variables, "provider": provider or {"id": "unknown"}}
-    if script.language == "javascript":
-        context["config"] = {}
-    if script.language == "python" and script.function is None:  # legacy: the script's stdout
-        ok, result = call_script(ctx, doc, path, script, None, [], legacy_argument=context)
-        return result.removesuffix("\n") if ok else None
-    ok, result = call_script(ctx, doc, path, script, script.function, [context])
-    if not ok:
-        return None
-    if isinstance(result, dict) and "prompt" in result:
-        if result.get("config"):
-            ctx.error(doc, path, f"{script.ref} returned a prompt `config` (per-prompt provider config), "
-                      "which is not supported", "provider settings under `providers`")
-            return None
-        result = result["prompt"]
-    if isinstance(result, str):
-        return result
-    if isinstance(result, (dict, list)):
-        return json.dumps(result, ensure_ascii=False)
-    ctx.error(doc, path, f"{script.ref} returned {type(result).__name__}", "a prompt function returning "
-              "a string, chat messages or {prompt}")
-    return None
-
-
 def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt: Prompt,
                   variables: dict[str, Any], prefix: str = "", suffix: str = "",
                   provider: dict[str, Any] | None = None) -> list[Message] | None:
@@ -410,7 +382,7 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
             for i, m in enumerate(prompt.messages):
                 content = m["content"]
                 if isinstance(content, Script):
-                    content = _function_text(ctx, doc, path + ("messages", i, "content"), content,
+                    content = function_prompt_text(ctx, doc, path + ("messages", i, "content"), content,
                                              variables, provider)
                     if content is None:
                         return None
@@ -418,7 +390,7 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
             return out
         template = prompt.text or ""
         if prompt.script is not None:
-            template = _function_text(ctx, doc, path, prompt.script, variables, provider)
+            template = function_prompt_text(ctx, doc, path, prompt.script, variables, provider)
             if template is None:
                 return None
         lone = template.strip().removeprefix("{{").removesuffix("}}").strip()

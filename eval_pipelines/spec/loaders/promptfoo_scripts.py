@@ -266,3 +266,31 @@ def transform_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], code:
         ctx.error(doc, path, f"transformVars returned {type(result).__name__}", "an object of variables")
         return None
     return {**variables, **result}
+
+
+def function_prompt_text(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script,
+                         variables: dict[str, Any], provider: dict[str, Any] | None) -> str | None:
+    """What a prompt function returns for one test, as promptfoo's renderPrompt takes it: a string
+    as it is, ``{prompt, config}`` its prompt (``config`` refused), any other object as JSON."""
+    context = {"vars": variables, "provider": provider or {"id": "unknown"}}
+    if script.language == "javascript":
+        context["config"] = {}
+    if script.language == "python" and script.function is None:  # legacy: the script's stdout
+        ok, result = call_script(ctx, doc, path, script, None, [], legacy_argument=context)
+        return result.removesuffix("\n") if ok else None
+    ok, result = call_script(ctx, doc, path, script, script.function, [context])
+    if not ok:
+        return None
+    if isinstance(result, dict) and "prompt" in result:
+        if result.get("config"):
+            ctx.error(doc, path, f"{script.ref} returned a prompt `config` (per-prompt provider config), "
+                      "which is not supported", "provider settings under `providers`")
+            return None
+        result = result["prompt"]
+    if isinstance(result, str):
+        return result
+    if isinstance(result, (dict, list)):
+        return json.dumps(result, ensure_ascii=False)
+    ctx.error(doc, path, f"{script.ref} returned {type(result).__name__}", "a prompt function returning "
+              "a string, chat messages or {prompt}")
+    return None
