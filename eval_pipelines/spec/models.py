@@ -9,7 +9,9 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
+
+from eval_pipelines.spec.content_parts import ContentPart, text_view
 
 Verdict = Literal["pass", "borderline", "fail"]
 
@@ -19,10 +21,25 @@ class Model(BaseModel):
 
 
 class Message(Model):
-    """One chat message; ``content`` is text (typed parts are flattened by loaders)."""
+    """One chat message. ``content`` is its text; a message written as content parts (an image,
+    an audio clip: spec/content_parts.py) keeps them in ``parts``, which OpenAI-compatible targets
+    send, and ``content`` is then their text view (non-text parts as placeholders)."""
 
     role: Literal["system", "user", "assistant", "tool"] = "user"
     content: str
+    parts: list[ContentPart] | None = None
+
+    @classmethod
+    def of_parts(cls, role: str, parts: list[Any]) -> Message:
+        return cls(role=role, content=text_view(parts), parts=parts)  # type: ignore[arg-type]
+
+    @model_serializer(mode="wrap")
+    def _without_absent_parts(self, handler: Any) -> dict[str, Any]:
+        # A text message dumps as before: stored rows and cache keys of text suites do not change.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("parts") is None:
+            data.pop("parts", None)
+        return data
 
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

@@ -35,6 +35,7 @@ import jinja2
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_media import has_non_text_parts, media_message
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
@@ -386,6 +387,13 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                                              variables, provider)
                     if content is None:
                         return None
+                if has_non_text_parts(content) and not any(isinstance(p, dict) and p.get("type") == "file"
+                                                           for p in content):  # AgentV's file parts: text
+                    out.append(media_message(ctx, doc, path, prompt.label, i, m["role"], content,
+                                             lambda s: render(s, variables)))
+                    if out[-1] is None:
+                        return None
+                    continue
                 out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables)))
             return out
         template = prompt.text or ""
@@ -409,15 +417,10 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
     except ValueError:
         parsed = None
     messages = _messages_from(parsed)
-    if messages is not None:  # a chat prompt written as JSON
-        parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
-        other = sorted({str(p.get("type")) for p in parts if isinstance(p, dict)
-                        and p.get("type", "text") not in ("text", "input_text")})
-        if other:  # an image or audio part would be dropped from the text we send: refused, not lost
-            ctx.error(doc, path, f"prompt {prompt.label!r} has message content parts of type "
-                      f"{', '.join(other)}, which are not sent", "text content (strings or text parts)")
-            return None
-        return [Message(role=m["role"], content="\n".join(
-            str(p.get("text", p.get("value", ""))) if isinstance(p, dict) else str(p) for p in m["content"])
-            if isinstance(m["content"], list) else content_text(m["content"])) for m in messages]
+    if messages is not None:  # a chat prompt written as JSON; content parts typed (promptfoo_media)
+        out = [media_message(ctx, doc, path, prompt.label, i, m["role"], m["content"])
+               if has_non_text_parts(m["content"]) else Message(role=m["role"], content="\n".join(
+                   str(p.get("text", p.get("value", ""))) if isinstance(p, dict) else str(p) for p in m["content"])
+                   if isinstance(m["content"], list) else content_text(m["content"])) for i, m in enumerate(messages)]
+        return None if any(m is None for m in out) else out
     return [Message(role="user", content=text)]
