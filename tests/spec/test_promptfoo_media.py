@@ -144,3 +144,35 @@ def test_a_command_target_refuses_a_case_with_an_image(tmp_path: Path, capsys: p
     assert output is None
     assert error == ("a command target cannot take image_url content parts (its stdin is text); "
                      "run this case on an OpenAI-compatible target")
+
+
+def test_a_yaml_chat_prompt_with_an_image_part_is_typed_and_templated(tmp_path: Path) -> None:
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts:\n  - label: look\n    messages:\n      - {role: system, content: 'Be brief.'}\n"
+        "      - role: user\n        content:\n          - {type: text, text: 'Is {{ thing }} here?'}\n"
+        "          - {type: image_url, image_url: {url: 'data:image/png;base64,{{ pic }}', detail: low}}\n"
+        "providers: [echo]\ntests: [{vars: {thing: a cat, pic: iVBORw0KGgo}}]\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    system, user = suite.tests[0].input
+    assert system.model_dump() == {"role": "system", "content": "Be brief."}  # text messages dump as before
+    assert user.model_dump(mode="json")["parts"] == [
+        {"type": "text", "text": "Is a cat here?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo", "detail": "low"}}]
+    assert user.content == "Is a cat here?\n[image: data:image/png;base64, 11 characters]"
+
+
+def test_the_response_cache_tells_two_images_apart() -> None:
+    from eval_pipelines.run.cache import request_hash
+    from eval_pipelines.run.targets.base import TargetRequest
+    from eval_pipelines.run.targets.config import OpenAITargetConfig
+    from eval_pipelines.spec.content_parts import parse_parts
+    from eval_pipelines.spec.models import Message
+
+    def key(url: str) -> str:
+        message = Message.of_parts("user", parse_parts([{"type": "text", "text": "What is it?"},
+                                                        {"type": "image_url", "image_url": {"url": url}}]))
+        return request_hash(OpenAITargetConfig(name="m", model="m"), None,
+                            TargetRequest("t", 0, None, [message], 30.0))
+
+    # same text view ("[image: data:image/png;base64, 4 characters]"): only the parts differ
+    assert key("data:image/png;base64,AAAA") != key("data:image/png;base64,BBBB")
