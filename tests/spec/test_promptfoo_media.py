@@ -141,6 +141,9 @@ def test_a_command_target_refuses_a_case_with_an_image(tmp_path: Path, capsys: p
     capsys.readouterr()
     with connect(db) as con:
         output, error = con.execute("SELECT output, error FROM model_outputs").fetchone()
+        warnings = con.execute("SELECT warnings FROM suites").fetchone()[0]
+    assert ("prompt 'prompt.json' sends image or audio parts: command target 'echo' cannot take them, "
+            "so its rows for these cases are errors") in warnings  # said at load time too
     assert output is None
     assert error == ("a command target cannot take image_url content parts (its stdin is text); "
                      "run this case on an OpenAI-compatible target")

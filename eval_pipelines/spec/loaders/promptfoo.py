@@ -280,6 +280,11 @@ class Loader:
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
                     continue
+                for p in runs_on if any(m.parts for m in messages) else []:  # the run refuses the case there
+                    note = (f"{doc.file}: prompt {prompt.label!r} sends image or audio parts: command target "
+                            f"{p.name!r} cannot take them, so its rows for these cases are errors")
+                    if (p.config or {}).get("type") == "command" and note not in self.ctx.warnings:
+                        self.ctx.warnings.append(note)
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
