@@ -179,3 +179,10 @@ def test_the_response_cache_tells_two_images_apart() -> None:
 
     # same text view ("[image: data:image/png;base64, 4 characters]"): only the parts differ
     assert key("data:image/png;base64,AAAA") != key("data:image/png;base64,BBBB")
+
+
+def test_a_judge_reads_the_text_parts_and_a_placeholder_for_the_image() -> None:
+    from eval_pipelines.grading.graders._judging import input_text
+
+    suite, _ = load_suite(EXAMPLES / "openai-vision" / "promptfooconfig.yaml")
+    assert input_text(suite.tests[0]) == f"What do you see?\n[image: {VISION_URL}]"
