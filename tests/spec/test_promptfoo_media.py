@@ -186,3 +186,22 @@ def test_a_judge_reads_the_text_parts_and_a_placeholder_for_the_image() -> None:
 
     suite, _ = load_suite(EXAMPLES / "openai-vision" / "promptfooconfig.yaml")
     assert input_text(suite.tests[0]) == f"What do you see?\n[image: {VISION_URL}]"
+
+
+def test_a_base64_variable_in_a_text_prompt_is_cut_in_the_html_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # promptfoo writes the base64 into the text, and so do we (the model gets it whole); the page cuts it.
+    (tmp_path / "pic.png").write_bytes(b"\x89PNG" * 10_000)
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "description: pics\nprompts: ['Describe {{ pic }}']\nproviders: ['exec: printf done']\n"
+        "tests: [{vars: {pic: file://pic.png}, assert: [{type: contains, value: done}]}]\n")
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    assert main(["run", "promptfooconfig.yaml", "--db", str(db)]) == ExitCode.OK, capsys.readouterr()
+    with connect(db) as con:
+        stored = con.execute("SELECT input FROM test_cases").fetchone()[0]
+    encoded = base64.b64encode(b"\x89PNG" * 10_000).decode()
+    assert stored == f"Describe {encoded}"  # stored whole
+    page, = [p.read_text() for p in (tmp_path / "reports").rglob("*.html")]  # the run's own report
+    assert encoded not in page and encoded[:1000] in page
+    assert f"{len(stored) - 20_000} more characters (the whole input is in test_cases.messages)" in page
