@@ -71,8 +71,9 @@ def test_the_audio_example_fails_only_on_its_absent_mp3_files() -> None:
     # promptfoo's examples/openai-audio/assets holds only a README in the stored index: the mp3s are absent.
     with pytest.raises(SpecErrors) as caught:
         load_suite(EXAMPLES / "openai-audio" / "promptfooconfig.yaml")
-    first = str(caught.value.errors[0])
-    assert "tests[0].vars.audio_file: file not found: file://assets/Armstrong_Small_Step.mp3" in first
+    errors = [str(e) for e in caught.value.errors]
+    assert "tests[0].vars.audio_file: file not found: file://assets/Armstrong_Small_Step.mp3" in errors[0]
+    assert len(errors) == 2 and "file://assets/Kennedy_berliner.mp3" in errors[1]  # no second error per test
 
 
 @pytest.mark.parametrize(("part", "expected"), [

@@ -360,6 +360,8 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                              else ""), "a text, JSON, YAML, image, video or audio file")
                 return None
             files = resolve_refs(ctx, doc, path + (key,), value, base)
+            if not files:  # reported; rendering the prompt without it would only add a second error
+                return None
             values = []
             for file in files:
                 if file.suffix.lower() in BINARY_SUFFIXES:  # base64 text, as promptfoo's renderPrompt
