@@ -206,3 +206,18 @@ def test_a_base64_variable_in_a_text_prompt_is_cut_in_the_html_report(
     page, = [p.read_text() for p in (tmp_path / "reports").rglob("*.html")]  # the run's own report
     assert encoded not in page and encoded[:1000] in page
     assert f"{len(stored) - 20_000} more characters (the whole input is in test_cases.messages)" in page
+
+
+def test_a_function_prompt_returning_image_parts_gives_a_message_with_parts(tmp_path: Path) -> None:
+    (tmp_path / "prompt.py").write_text(
+        "def build(context):\n"
+        "    v = context['vars']\n"
+        "    return [{'role': 'user', 'content': [{'type': 'input_text', 'text': 'Name ' + v['q']},\n"
+        "                                         {'type': 'input_image', 'image_url': v['url']}]}]\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['file://prompt.py:build']\nproviders: [echo]\n"
+        "tests: [{vars: {q: it, url: 'http://img/2.png'}}]\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    assert dumped(suite.tests[0]) == [{"role": "user", "content": "Name it\n[image: http://img/2.png]",
+                                       "parts": [{"type": "text", "text": "Name it"},
+                                                 {"type": "image_url", "image_url": {"url": "http://img/2.png"}}]}]
