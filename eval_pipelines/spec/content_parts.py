@@ -85,7 +85,8 @@ def placeholder(part: TextPart | ImagePart | AudioPart) -> str:
         return part.text
     if isinstance(part, ImagePart):
         return f"[image: {_shown_url(part.image_url.url)}]"
-    size = len(part.input_audio.data) * 3 // 4  # bytes the base64 decodes to (about)
+    data = part.input_audio.data.rstrip()
+    size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))  # bytes the base64 decodes to
     return f"[audio: {part.input_audio.format}, {size} bytes]"
 
 
