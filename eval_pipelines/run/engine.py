@@ -103,10 +103,20 @@ async def collect_outputs(
     # A conversation turn waits for the answers of its earlier turns (same target and trial).
     # It waits before taking a slot of the target's limit, and earlier turns are earlier jobs,
     # already taken by a worker: a wait always ends.
+    # Only answers some job will give are awaited: an earlier turn that does not run on this
+    # target or trial (fewer trials of its own) counts as unanswered.
+    jobs = [
+        (case, target_name, trial)
+        for case in suite.tests
+        for target_name in suite.targets_for(case)
+        for trial in range(suite.trials_for(case))
+    ]
     loop = asyncio.get_running_loop()
-    awaited = {(earlier, name, trial): loop.create_future()
+    exists = {(case.id, name, trial) for case, name, trial in jobs}
+    awaited = {key: loop.create_future()
                for case in suite.tests for earlier in case.after
-               for name in suite.targets_for(case) for trial in range(suite.trials_for(case))}
+               for name in suite.targets_for(case) for trial in range(suite.trials_for(case))
+               if (key := (earlier, name, trial)) in exists}
 
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
         result: ModelOutput | None = None
@@ -160,12 +170,6 @@ async def collect_outputs(
             on_output(result)
         return result
 
-    jobs = [
-        (case, target_name, trial)
-        for case in suite.tests
-        for target_name in suite.targets_for(case)
-        for trial in range(suite.trials_for(case))
-    ]
     # A fixed pool of workers, not one task per job: 100,000 pending tasks held
     # about half a gigabyte; the pool keeps only as many as can run at once.
     results: list[ModelOutput | None] = [None] * len(jobs)
