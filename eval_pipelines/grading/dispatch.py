@@ -29,7 +29,7 @@ from eval_pipelines.grading.base import Grade, GradeInput, GradingContext, Measu
 from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.spec.assertions import COMMON_FIELDS
-from eval_pipelines.spec.models import Assertion, Suite, TestCase
+from eval_pipelines.spec.models import Assertion, Suite, TestCase, with_answers
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
@@ -103,7 +103,7 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
     key = (output.test_id, output.target, output.trial)
     text = output.output or ""
     return GradeInput(
-        case=case, output=text,
+        case=with_answers(case, output.answers), output=text,
         measurements=Measurements(latency_ms=output.latency_ms, prompt_tokens=output.prompt_tokens,
                                   completion_tokens=output.completion_tokens, cost_usd=output.cost_usd,
                                   llm_calls=output.llm_calls, tool_calls=output.tool_calls),
@@ -143,6 +143,8 @@ def batch_plan(suite: Suite) -> pd.DataFrame:
     validated parameters and the case as Python objects."""
     rows: list[dict[str, Any]] = []
     for case in suite.tests:
+        if case.after:  # a conversation turn is graded filled with its earlier answers, one by one
+            continue
         for index, assertion in enumerate(case.assertions):
             grader = get_grader(assertion.type)
             if grader is None or not grader.batchable:
@@ -207,8 +209,23 @@ GradedAlready = dict[tuple[str, str, int], tuple[ModelOutput, list[Grade]]]
 def _same_output(a: ModelOutput, b: ModelOutput) -> bool:
     """The same answer as far as any grader can tell (attempt counters and the cache flag aside)."""
     def plain(o: ModelOutput) -> ModelOutput:
-        return replace(o, cached=False, attempts=0, trace=json.loads(json.dumps(o.trace, default=str)))
+        return replace(o, cached=False, attempts=0, answers={},
+                       trace=json.loads(json.dumps(o.trace, default=str)))
     return plain(a) == plain(b)
+
+
+def _fill_answers(suite: Suite, decoded: list[ModelOutput], outputs: pd.DataFrame) -> None:
+    """Give each conversation turn the earlier answers it was sent with (``TestCase.after``),
+    from the stored outputs of the same target and trial (an error row's answer is None)."""
+    after = {c.id: c.after for c in suite.tests if c.after}
+    if not after:
+        return
+    stored = {(r["test_id"], r["target"], int(r["trial"])):
+              r["output"] if isinstance(r["output"], str) and not isinstance(r["error"], str) else None
+              for r in outputs[["test_id", "target", "trial", "output", "error"]].to_dict("records")}
+    for o in decoded:
+        if o.test_id in after and not o.answers:
+            o.answers = {earlier: stored.get((earlier, o.target, o.trial)) for earlier in after[o.test_id]}
 
 
 def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.DataFrame], list[ModelOutput]],
@@ -229,6 +246,7 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
     rows = []
     if scalar_cases and not outputs.empty:
         one_by_one = to_outputs(outputs[outputs["test_id"].isin(scalar_cases)])
+        _fill_answers(suite, one_by_one, outputs)
         kept: list[tuple[ModelOutput, list[Grade]]] = []
         to_grade: list[ModelOutput] = []
         for o in one_by_one:

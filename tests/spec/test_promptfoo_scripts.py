@@ -311,13 +311,3 @@ def test_parts_of_a_json_chat_prompt_are_typed_or_joined(tmp_path: Path) -> None
     suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
     assert messages(suite.tests[0]) == [("user", "See x\ntwice")]  # text parts only: one text message
     assert suite.tests[0].input[0].parts is None
-
-
-def test_a_function_prompt_that_reads_conversation_is_refused(tmp_path: Path) -> None:
-    # promptfoo fills _conversation with the earlier turns of a thread (examples/openai-realtime
-    # realtime-conversation.js); run here it would be empty, so the history would be lost silently.
-    config = write_config(tmp_path, "[file://prompt.js]")
-    (tmp_path / "prompt.js").write_text("module.exports = ({ vars }) => (vars._conversation || []).length + '';\n")
-    with pytest.raises(SpecErrors) as caught:
-        load_suite(config)
-    assert "prompts[0]: the _conversation variable" in str(caught.value).splitlines()[0]

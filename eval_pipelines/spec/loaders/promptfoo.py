@@ -40,7 +40,10 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_te
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
-from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, parse_script, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
+from eval_pipelines.spec.loaders.promptfoo_prompts import (
+    Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
+)
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
@@ -96,6 +99,7 @@ class Loader:
         # promptfoo reads a variable's file:// path from the config's folder, wherever the test
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
+        self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
 
     def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
         if raw is None:
@@ -150,9 +154,10 @@ class Loader:
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
-        refused = {"storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"}
+        refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
+            refused["disableConversationVar"] = "promptfoo's _conversation variable"
         self.refuse_in(raw.doc, options, path, refused)
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
@@ -268,6 +273,11 @@ class Loader:
                     if filled is None:
                         continue
                     filled = resolve_variables(filled)
+                conversation = None
+                if (self.dialect == "promptfoo" and not options.get("disableConversationVar")
+                        and CONVERSATION in prompt_source(prompt)):
+                    conversation = Conversations.key(prompt.label, metadata, targets)
+                    filled = {**filled, CONVERSATION: self.conversations.variable(conversation)}
                 key = json.dumps(filled, sort_keys=True, default=str)
                 if key not in by_vars:
                     by_vars[key] = convert_assertions(
@@ -291,10 +301,15 @@ class Loader:
                         input=messages, expected_output=expected, assertions=assertions, targets=targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
                                   **({"scenario": raw.extra} if raw.extra else {})},
-                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
+                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path),
+                        after=self.conversations.earlier(conversation) if conversation else []))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
+                if conversation:
+                    chat = prompt.runs_code() or prompt.messages is not None or len(messages) > 1 \
+                        or (prompt.text or "").lstrip().startswith("[")
+                    self.conversations.add(conversation, case_id, messages, chat)
         return cases
 
     def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
@@ -61,7 +62,9 @@ def _nunjucks_text(value: Any) -> Any:
     return value
 
 
-_ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
+# Sandboxed: a template is untrusted input, and a plain jinja2 environment lets one reach
+# Python objects (``{{ ''.__class__.__mro__ }}``) and run code in this process.
+_ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
                           finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
@@ -314,7 +317,7 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     return [Prompt(str(name), messages=messages)] if len(messages) == len(items) else []
 
 
-def _source(prompt: Prompt) -> str:
+def prompt_source(prompt: Prompt) -> str:
     """What a prompt is written as: its template, its messages, or its function's source (and
     the sources of functions in its messages), to find what it uses."""
     scripts = [prompt.script] if prompt.script else []
@@ -339,12 +342,7 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     out = []
     for i, item in enumerate(items):
         where = path + (i,) if isinstance(raw, list) else path
-        found = _one_prompt(ctx, doc, where, item, i)
-        if any("_conversation" in _source(p) for p in found):
-            # promptfoo fills it with the earlier turns of the same conversation; here it would render empty.
-            ctx.error(doc, where, "the _conversation variable (multi-turn history across tests) is not supported",
-                      "a prompt that holds its whole conversation")
-        out += found
+        out += _one_prompt(ctx, doc, where, item, i)
     labels = [p.label for p in out]
     for i, prompt in enumerate(out):  # labels name test ids: keep them unique
         if labels.count(prompt.label) > 1:
