@@ -38,6 +38,16 @@ def _values(raw: dict[str, Any]) -> list[str]:
     raise Refused("`value` must be a list of strings or a comma-separated string")
 
 
+def _criteria(raw: dict[str, Any]) -> str | list[str]:
+    # g-eval: one criterion, or a list, each judged on its own and averaged (src/assertions/geval.ts).
+    value = _value(raw)
+    if isinstance(value, list):
+        if not value or not all(isinstance(v, str) and v.strip() for v in value):
+            raise Refused("`value` must be a criterion or a list of criteria (non-empty text)")
+        return value
+    return _text(raw)
+
+
 def _threshold(raw: dict[str, Any], default: float | None) -> float | None:
     value = raw.get("threshold", default)
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -128,7 +138,7 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "model-graded-closedqa": _judge(CLOSEDQA, 0.5),
     "factuality": _judge(FACTUALITY, 0.5),
     "answer-relevance": _judge(RELEVANCE, 0.7),
-    "g-eval": lambda r: {"type": "llm_judge", "rubric": _text(r), "threshold": _threshold(r, 0.7)},
+    "g-eval": lambda r: {"type": "llm_judge", "rubric": _criteria(r), "threshold": _threshold(r, 0.7)},
     "levenshtein": lambda r: {"type": "levenshtein", "value": _text(r), "threshold": _threshold(r, 5)},
     "rouge-n": lambda r: {"type": "rouge_n", "value": _text(r), "threshold": _threshold(r, 0.75)},
     "bleu": lambda r: {"type": "bleu", "value": _value(r), "threshold": _threshold(r, 0.5)},
