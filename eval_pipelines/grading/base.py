@@ -122,6 +122,14 @@ class Outcome:
 P = TypeVar("P", bound=Params)
 
 
+class CompareItem(NamedTuple):
+    """One output of a group a compare grader sees: its key, its input and its other grades."""
+
+    key: OutputKey
+    inp: GradeInput
+    grades: list[Grade]
+
+
 class BatchOutcomes(NamedTuple):
     """Outcomes of many outputs at once, as columns: ``details`` is already the
     JSON text ``json.dumps(details, ensure_ascii=False)`` would give."""
@@ -160,6 +168,14 @@ class Grader(Generic[P]):
         return []
 
     def grade(self, params: P, inp: GradeInput) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # Compare graders (promptfoo's select-best, max-score) grade all outputs of one test together:
+    # dispatch skips them output by output and calls ``acompare`` once the whole group is graded,
+    # with each output's input and its other grades; one outcome per item, in order.
+    compares: ClassVar[bool] = False
+
+    async def acompare(self, params: P, items: Sequence["CompareItem"]) -> list[Outcome]:  # pragma: no cover
         raise NotImplementedError
 
     async def agrade(self, params: P, inp: GradeInput) -> Outcome:

@@ -74,3 +74,143 @@ def test_g_eval_single_criterion_is_one_judgment() -> None:
         grade = _grade(server, suite.tests[0], "I am fine.")
         assert server.request_count == 1
     assert not grade.passed and grade.details["raw_score"] == pytest.approx(0.65)
+
+
+# ---- select-best and max-score: all outputs of a test graded together -----------------------
+
+def _run_config(tmp_path: Path, config: Path | str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+                capsys: pytest.CaptureFixture[str]) -> Path:
+    """``eval-pipelines run`` on a promptfoo config: its OpenAI providers and the `judge` target
+    talk to the fake server. Returns the DuckDB file."""
+    from eval_pipelines.cli import main
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    text = config.read_text() if isinstance(config, Path) else config
+    (folder / "promptfooconfig.yaml").write_text(text)
+    (folder / "targets.yaml").write_text(
+        f"targets:\n  - name: judge\n    type: openai\n    model: judge-model\n    base_url: {server.base_url}\n"
+        "    api_key_env: OPENAI_API_KEY\n    max_retries: 0\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    main(["--root", str(tmp_path), "run", str(folder / "promptfooconfig.yaml"), "--db", str(db)])
+    out = capsys.readouterr()
+    assert db.exists(), out
+    return db
+
+
+def _grades(db: Path, type_: str) -> dict[str, tuple[float, bool, str, dict]]:
+    from eval_pipelines.store.connection import connect
+
+    with connect(db) as con:
+        rows = con.execute("SELECT test_id, score, passed, status, details FROM grades WHERE assertion_type = ? "
+                           "ORDER BY test_id", [type_]).fetchall()
+    return {r[0]: (r[1], r[2], r[3], json.loads(r[4]) if isinstance(r[4], str) else r[4]) for r in rows}
+
+
+def test_select_best_on_the_real_example_picks_one_output_per_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    tweets = {"Write a tweet about bananas": "Bananas: nature's snack.",
+              "Write a very concise, funny tweet about bananas": "I find bananas a-peeling.",
+              "Write a tweet about nyc": "NYC has 8 million people and 5 boroughs.",
+              "Write a very concise, funny tweet about nyc": "NYC: pizza."}
+    judged: list[str] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        text = last_user_message(body)
+        if body["model"] != "judge-model":
+            return tweets[text]
+        judged.append(text)
+        # promptfoo's rule: the judge's index picks the winner; 1 (the pun) for the funniest, 0 for facts
+        return json.dumps({"index": 1 if "funniest" in text else 0, "reasoning": "picked"})
+
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = responder
+        db = _run_config(tmp_path, EXAMPLES / "eval-select-best" / "promptfooconfig.yaml", server, monkeypatch,
+                         capsys)
+    assert len(judged) == 2  # one judge call per test, with both prompts' outputs
+    assert all('<Text index="0">' in t and '<Text index="1">' in t for t in judged)
+    assert "I find bananas a-peeling." in next(t for t in judged if "funniest" in t)
+    grades = _grades(db, "select_best")
+    assert {k: (v[0], v[1]) for k, v in grades.items()} == {
+        "test-1-p1": (0.0, False), "test-1-p2": (1.0, True), "test-2-p1": (1.0, True), "test-2-p2": (0.0, False)}
+    details = grades["test-1-p1"][3]
+    assert details["choice"] == 1 and details["position"] == 0 and details["judge_reasoning"] == "picked"
+    assert [o["test_id"] for o in details["outputs"]] == ["test-1-p1", "test-1-p2"]
+    from eval_pipelines.store.connection import connect
+
+    with connect(db) as con:  # the unchosen output fails its test, as in promptfoo
+        verdicts = dict(con.execute("SELECT test_id, verdict FROM test_results").fetchall())
+    assert verdicts == {"test-1-p1": "fail", "test-1-p2": "pass", "test-2-p1": "pass", "test-2-p2": "fail"}
+
+
+MAX_SCORE_CONFIG = """\
+prompts:
+  - 'Name a fruit ({{n}})'
+  - 'Name a red fruit ({{n}})'
+  - 'Name a yellow fruit ({{n}})'
+providers:
+  - openai:chat:fake-model
+tests:
+  - vars: {n: one}
+    assert:
+      - type: contains
+        value: apple
+      - type: contains
+        value: red
+      - type: max-score
+  - vars: {n: two}
+    assert:
+      - type: contains
+        value: apple
+      - type: max-score
+        value: {method: sum, threshold: 1.5}
+"""
+
+
+def test_max_score_selects_the_output_whose_other_assertions_score_highest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    answers = {"Name a fruit (one)": "an apple", "Name a red fruit (one)": "a red apple",
+               "Name a yellow fruit (one)": "a red apple too",
+               "Name a fruit (two)": "an apple", "Name a red fruit (two)": "a cherry",
+               "Name a yellow fruit (two)": "a banana"}
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = lambda body: answers[last_user_message(body)]
+        db = _run_config(tmp_path, MAX_SCORE_CONFIG, server, monkeypatch, capsys)
+        assert server.request_count == 6  # no judge: max-score reads the other grades
+    grades = _grades(db, "max_score")
+    # test 1: averages 0.5, 1, 1: the first of the tied best (p2) wins (promptfoo's tie rule)
+    assert {k: v[:2] for k, v in grades.items() if k.startswith("test-1")} == {
+        "test-1-p1": (0.0, False), "test-1-p2": (1.0, True), "test-1-p3": (0.0, False)}
+    assert [grades[f"test-1-p{i}"][3]["aggregate"] for i in (1, 2, 3)] == [0.5, 1.0, 1.0]
+    # test 2: sums 1, 0, 0; the best (1) is below the threshold 1.5: nobody is selected
+    assert {k: v[:2] for k, v in grades.items() if k.startswith("test-2")} == {
+        "test-2-p1": (0.0, False), "test-2-p2": (0.0, False), "test-2-p3": (0.0, False)}
+
+
+@pytest.mark.parametrize(("assertion", "message"), [
+    ("{type: assert-set, assert: [{type: select-best, value: funniest}]}", "select-best inside assert-set is not supported"),
+    ("{type: select-best, value: funniest, transform: output.trim()}", "a transform on select-best is not supported"),
+    ("{type: max-score, value: {weights: {contains: 2}}}", "`value.weights` (weights by assertion type) is not supported"),
+])
+def test_compare_assertions_that_cannot_be_honoured_are_refused(tmp_path: Path, assertion: str, message: str) -> None:
+    from eval_pipelines.spec.errors import SpecErrors
+
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"prompts: [a, b]\nproviders: [openai:chat:m]\ntests:\n  - assert:\n      - {assertion}\n")
+    with pytest.raises(SpecErrors) as exc:
+        load_suite(config)
+    assert message in str(exc.value) and "\n" not in str(exc.value).strip()
+
+
+def test_select_best_with_one_output_is_an_error_grade_for_it() -> None:
+    from eval_pipelines.grading.base import CompareItem, Grade
+    from eval_pipelines.grading.graders.select_best import SelectBest, SelectBestParams
+    from eval_pipelines.spec.models import Message, TestCase
+
+    inp = GradeInput(case=TestCase(id="t", input=[Message(content="q")]), output="only one")
+    (outcome,) = asyncio.run(SelectBest().acompare(SelectBestParams(criteria="best"),
+                                                   [CompareItem(("t", "m", 0), inp, list[Grade]())]))
+    assert outcome.status == "error" and "at least two outputs" in outcome.reason

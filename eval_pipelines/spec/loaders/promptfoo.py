@@ -38,6 +38,7 @@ from eval_pipelines.spec.assertions import pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, parse_script, render_prompt
@@ -285,6 +286,9 @@ class Loader:
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
+                                  # the promptfoo test this case is one prompt of: select-best compares them
+                                  **({"compare_group": base_id + (f"-v{c + 1}" if len(combos) > 1 else "")}
+                                     if any(a.type in COMPARE_GRADERS for a in assertions) else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
                 except ValidationError as exc:

@@ -25,7 +25,7 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
-    AGENTV_COMMON, COMMON, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
+    AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
@@ -211,6 +211,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             ctx.error(doc, path + ("rubricPrompt",), f"rubricPrompt does not render: {exc}")
             return None
     steps = list(transforms or []) + ([raw["transform"]] if "transform" in raw else [])
+    if steps and base in COMPARE_TYPES:  # graded over a test's outputs together, never one by one
+        ctx.error(doc, path + ("transform",), f"a transform on {kind} is not supported", f"{kind} without a transform")
+        return None
     if steps:
         if not all(_transform_ok(ctx, doc, path + ("transform",), t) for t in steps):
             return None
@@ -233,6 +236,10 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
 
 def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,
             variables: dict[str, Any], root: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict) and str(raw.get("type", "")).removeprefix("not-") in COMPARE_TYPES:
+        ctx.error(doc, path + ("type",), f"{raw['type']} inside assert-set is not supported",
+                  f"{raw['type']} directly in the test's `assert`")
+        return None
     assertion = convert_assertion(ctx, doc, path, raw, dialect, variables, root)
     if assertion is None:
         return None

@@ -93,6 +93,18 @@ def _assert_set(raw: dict[str, Any]) -> dict[str, Any]:
     return {"type": "composite", "aggregator": aggregator, "assert": raw.get("assert") or []}
 
 
+def _max_score(raw: dict[str, Any]) -> dict[str, Any]:
+    value = raw.get("value") or {}
+    if not isinstance(value, dict):
+        raise Refused("`value` must be a mapping with `method` (average or sum) and `threshold`")
+    if value.get("weights"):  # keyed by promptfoo assertion type, which our grades do not keep
+        raise Refused("`value.weights` (weights by assertion type) is not supported")
+    unknown = sorted(set(value) - {"method", "threshold", "weights"})
+    if unknown:
+        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected method, threshold)")
+    return {"type": "max_score", **{k: value[k] for k in ("method", "threshold") if k in value}}
+
+
 def _needs(key: str) -> Callable[[dict[str, Any]], Any]:
     def get(raw: dict[str, Any]) -> Any:
         if key not in raw:
@@ -146,7 +158,12 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "cost": lambda r: {"type": "cost", "max_usd": _needs("threshold")(r)},
     "word-count": _word_count,
     "assert-set": _assert_set,
+    # Graded over all outputs of a test (its prompts x providers), after they exist.
+    "select-best": lambda r: {"type": "select_best", "criteria": _text(r)},
+    "max-score": _max_score,
 }
+COMPARE_TYPES = {"select-best", "max-score"}
+COMPARE_GRADERS = {"select_best", "max_score"}  # ours: their cases carry metadata.compare_group
 # promptfoo's own fields every assertion may carry, besides type/value/threshold.
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
           "config", "assert"}
