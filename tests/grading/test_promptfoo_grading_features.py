@@ -85,7 +85,7 @@ def _run_config(tmp_path: Path, config: Path | str, server: FakeOpenAIServer, mo
     from eval_pipelines.cli import main
 
     folder = tmp_path / "suite"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     text = config.read_text() if isinstance(config, Path) else config
     (folder / "promptfooconfig.yaml").write_text(text)
     (folder / "targets.yaml").write_text(
@@ -214,3 +214,95 @@ def test_select_best_with_one_output_is_an_error_grade_for_it() -> None:
     (outcome,) = asyncio.run(SelectBest().acompare(SelectBestParams(criteria="best"),
                                                    [CompareItem(("t", "m", 0), inp, list[Grade]())]))
     assert outcome.status == "error" and "at least two outputs" in outcome.reason
+
+
+# ---- per-assertion `provider`: the assertion's own judge / embedding model ----------------------
+
+# A provider file in promptfoo's shape: a class with callEmbeddingApi; it also checks that no secret
+# reaches the sandbox (OPENAI_API_KEY is set in the grading process by these tests).
+VECTOR_PROVIDER = """\
+class VectorProvider {
+  constructor(options) { this.providerId = options.id; }
+  id() { return this.providerId; }
+  async callApi(prompt) { return { output: JSON.stringify({ score: 0.9, reasoning: 'by file' }) }; }
+  async callEmbeddingApi(text) {
+    if (process.env.OPENAI_API_KEY) return { error: 'a secret reached the provider' };
+    return { embedding: [text.length, text.split(' ').length] };
+  }
+}
+module.exports = VectorProvider;
+"""
+
+
+def test_similar_with_a_javascript_provider_file_embeds_in_the_sandbox(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    config = (EXAMPLES / "provider-custom" / "embeddings" / "promptfooconfig.yaml").read_text()
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "customProvider.js").write_text(VECTOR_PROVIDER)
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = lambda body: "Bonjour le monde"
+        db = _run_config(tmp_path, config, server, monkeypatch, capsys)
+        assert all("embeddings" not in p for p in server.paths)  # the file embedded, not the server
+    ((score, passed, status, details),) = _grades(db, "with_provider").values()
+    # promptfoo's matchesSimilarity: cosine of the provider's two embeddings, against threshold 0.25
+    a, b = [len("Bonjour le monde"), 3], [len("Greetings earth"), 2]
+    cosine = (a[0] * b[0] + a[1] * b[1]) / ((a[0] ** 2 + a[1] ** 2) ** 0.5 * (b[0] ** 2 + b[1] ** 2) ** 0.5)
+    assert status == "graded" and passed
+    assert details["similarity"] == pytest.approx(cosine, abs=1e-6) and details["threshold"] == 0.25
+    assert details["grading_provider"] == "./customProvider.js"
+
+
+def test_the_real_custom_provider_file_fails_without_network_or_key_as_an_error_grade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite, _ = load_suite(EXAMPLES / "provider-custom" / "embeddings" / "promptfooconfig.yaml")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    case = suite.tests[0]
+
+    async def go():
+        return await agrade_output(case.assertions[0], GradeInput(
+            case=case, output="Bonjour le monde", suite_dir=EXAMPLES / "provider-custom" / "embeddings"))
+    grade = asyncio.run(go())
+    # Its callEmbeddingApi fetches api.openai.com: the sandbox has no network and no key.
+    assert grade.status == "error" and "provider ./customProvider.js" in grade.reason
+    assert "sk-must-not-leak" not in json.dumps(grade.details) + grade.reason
+
+
+def test_openai_embedding_and_chat_providers_grade_in_place_of_the_suite_judge(tmp_path: Path) -> None:
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = lambda body: json.dumps({"score": 0.3, "reasoning": "weak"})
+        config = tmp_path / "promptfooconfig.yaml"
+        config.write_text(
+            "prompts: ['{{q}}']\nproviders: [openai:chat:m]\ntests:\n  - vars: {q: hi}\n    assert:\n"
+            f"      - type: similar\n        value: hello\n        threshold: 0.1\n"
+            f"        provider: {{id: 'openai:embedding:my-embedder', config: {{apiBaseUrl: '{server.base_url}'}}}}\n"
+            f"      - type: llm-rubric\n        value: is polite\n"
+            f"        provider: {{id: 'openai:chat:my-grader', config: {{apiBaseUrl: '{server.base_url}'}}}}\n")
+        suite, _ = load_suite(config)
+        case = suite.tests[0]
+
+        async def go():
+            return [await agrade_output(a, GradeInput(case=case, output="hello there", suite_dir=tmp_path), i)
+                    for i, a in enumerate(case.assertions)]
+        similar, rubric = asyncio.run(go())  # no suite judge at all: each assertion brings its own
+        models = [(path, body.get("model")) for path, body in zip(server.paths, server.requests)]
+    assert models[0] == ("/v1/embeddings", "my-embedder")
+    assert models[-1] == ("/v1/chat/completions", "my-grader")
+    assert similar.status == "graded" and similar.details["embedding_model"] == "my-embedder"
+    assert rubric.status == "graded" and not rubric.passed and rubric.details["judge_model"] == "my-grader"
+    assert rubric.details["raw_score"] == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize(("provider", "message"), [
+    ("anthropic:messages:claude", "grading provider 'anthropic:messages:claude' is not supported"),
+    ("{text: openai:gpt-4o, embedding: openai:embedding:e}", "a grading provider by kind"),
+    ("./missing.js", "missing.js"),
+])
+def test_grading_providers_we_cannot_honour_are_refused(tmp_path: Path, provider: str, message: str) -> None:
+    from eval_pipelines.spec.errors import SpecErrors
+
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [a]\nproviders: [openai:chat:m]\ntests:\n  - assert:\n"
+                      f"      - {{type: similar, value: x, provider: {provider}}}\n")
+    with pytest.raises(SpecErrors) as exc:
+        load_suite(config)
+    assert message in str(exc.value)
