@@ -113,6 +113,9 @@ class Outcome:
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
     status: GradeStatus = "graded"
+    # A grader that decides the verdict itself (promptfoo's assertScoringFunction returns
+    # `pass` and `score` apart); None: passed when the score reaches the pass mark.
+    passed: bool | None = None
 
     @classmethod
     def binary(cls, ok: bool, reason: str, **details: Any) -> "Outcome":
@@ -174,6 +177,9 @@ class Grader(Generic[P]):
     # dispatch skips them output by output and calls ``acompare`` once the whole group is graded,
     # with each output's input and its other grades; one outcome per item, in order.
     compares: ClassVar[bool] = False
+    # "test": the outputs of one test across prompts and targets; "output": each output alone,
+    # after its other assertions (graded before the "test" ones, as promptfoo does).
+    compare_scope: ClassVar[Literal["test", "output"]] = "test"
 
     async def acompare(self, params: P, items: Sequence["CompareItem"]) -> list[Outcome]:  # pragma: no cover
         raise NotImplementedError

@@ -60,9 +60,10 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([assertion.negate]),
                                          np.array([assertion.pass_minimum()]),
                                          np.array([outcome.status == "graded"]))
+    verdict = outcome.passed if outcome.passed is not None and outcome.status == "graded" else bool(passed[0])
     return Grade(
         assertion_index=index, assertion_type=assertion.type, assertion_name=assertion.label,
-        score=float(scores[0]), passed=bool(passed[0]), status=outcome.status,
+        score=float(scores[0]), passed=verdict, status=outcome.status,
         reason=f"negated: {outcome.reason}" if negated[0] else outcome.reason,
         weight=assertion.weight, required=assertion.required, details=outcome.details,
     )
@@ -155,16 +156,20 @@ async def _grade_compared(suite: Suite, graded: list[tuple[ModelOutput, list[Gra
     test across its prompts (cases sharing ``metadata.compare_group``) and targets, per trial.
     Each output's grades get the compare grade, in assertion order."""
     order = {case.id: n for n, case in enumerate(suite.tests)}
-    groups: dict[tuple[str, int, int], list[tuple[ModelOutput, list[Grade]]]] = {}
+    groups: dict[tuple[int, str, int, int], list[tuple[ModelOutput, list[Grade]]]] = {}
     for output, grades in graded:
         inp = inputs.get((output.test_id, output.target, output.trial))
         if inp is None:
             continue
-        group = str(inp.case.metadata.get("compare_group", inp.case.id))
         for index, assertion in enumerate(inp.case.assertions):
-            if _compares(assertion):
-                groups.setdefault((group, output.trial, index), []).append((output, grades))
-    for (_, _, index), members in groups.items():
+            grader = get_grader(assertion.type)
+            if grader is None or not grader.compares:
+                continue
+            alone = grader.compare_scope == "output"  # these first: they never see the others' grades
+            group = f"{output.test_id}\0{output.target}" if alone else \
+                str(inp.case.metadata.get("compare_group", inp.case.id))
+            groups.setdefault((0 if alone else 1, group, output.trial, index), []).append((output, grades))
+    for (_, _, _, index), members in sorted(groups.items(), key=lambda kv: kv[0][0]):
         members.sort(key=lambda m: (order[m[0].test_id], m[0].target))
         items = [CompareItem((o.test_id, o.target, o.trial), inputs[(o.test_id, o.target, o.trial)], list(g))
                  for o, g in members]

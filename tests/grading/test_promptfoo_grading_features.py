@@ -306,3 +306,59 @@ def test_grading_providers_we_cannot_honour_are_refused(tmp_path: Path, provider
     with pytest.raises(SpecErrors) as exc:
         load_suite(config)
     assert message in str(exc.value)
+
+
+# ---- assertScoringFunction: the test's score and verdict from a function ------------------------
+
+SCORING_CONFIG = """\
+prompts: ['Translate to {{language}}: {{text}}']
+providers: [openai:chat:fake-model]
+defaultTest:
+  assertScoringFunction: file://./default.js
+  assert:
+    - {type: icontains, value: bonjour, metric: accuracy}
+    - {type: contains, value: le, metric: fluency}
+    - {type: contains, value: zzz, metric: fluency}
+tests:
+  - vars: {language: French, text: Hello}
+  - vars: {language: French, text: Hi}
+    assertScoringFunction: file://./override.py:calculate_score
+  - vars: {language: French, text: Hey}
+    assertScoringFunction: file://./bad.js
+"""
+
+
+def test_assert_scoring_function_replaces_the_test_score_and_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from eval_pipelines.store.connection import connect
+
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    for name in ("default.js", "override.py"):  # the example's own functions
+        (folder / name).write_bytes((EXAMPLES / "assertion-scoring-override" / name).read_bytes())
+    (folder / "bad.js").write_text("module.exports = () => { throw new Error('boom'); };\n")
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = lambda body: "Bonjour le monde"
+        db = _run_config(tmp_path, SCORING_CONFIG, server, monkeypatch, capsys)
+    with connect(db) as con:
+        results = {r[0]: (r[1], r[2]) for r in con.execute("SELECT test_id, verdict, score FROM test_results").fetchall()}
+    grades = _grades(db, "scoring_function")
+    # named scores: accuracy 1 (icontains passes), fluency 0.5 (one of its two contains passes)
+    assert grades["test-1"][3]["named_scores"] == {"accuracy": 1.0, "fluency": 0.5}
+    # default.js: geometric mean sqrt(1 * 0.5) = 0.7071 >= its threshold 0.7: the test passes, although
+    # one assertion failed (without the function promptfoo's rule would fail it)
+    assert results["test-1"][0] == "pass" and results["test-1"][1] == pytest.approx(0.5 ** 0.5)
+    # override.py: min(accuracy * 2, 1) = 1
+    assert results["test-2"] == ("pass", pytest.approx(1.0))
+    # a function that throws: promptfoo fails the test with score 0
+    assert results["test-3"] == ("fail", 0.0)
+    assert grades["test-3"][3]["pass"] is False
+    assert "Scoring function error: boom" in _reasons(db)["test-3"]
+
+
+def _reasons(db: Path) -> dict[str, str]:
+    from eval_pipelines.store.connection import connect
+
+    with connect(db) as con:
+        return dict(con.execute("SELECT test_id, reason FROM grades WHERE assertion_type = 'scoring_function'"
+                                ).fetchall())

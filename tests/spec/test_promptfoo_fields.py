@@ -83,7 +83,6 @@ tests:
 
 @pytest.mark.parametrize(("field", "needle"), [
     ("providerOutput: fixed", "providerOutput"),
-    ("assertScoringFunction: file://score.js", "assertScoringFunction"),
     ("options: {disableConversationVar: true}", "disableConversationVar"),
     ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
 ])
