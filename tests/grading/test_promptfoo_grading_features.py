@@ -362,3 +362,16 @@ def _reasons(db: Path) -> dict[str, str]:
     with connect(db) as con:
         return dict(con.execute("SELECT test_id, reason FROM grades WHERE assertion_type = 'scoring_function'"
                                 ).fetchall())
+
+
+def test_an_openai_grading_provider_without_key_or_url_is_an_error_not_the_local_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [a]\nproviders: [openai:chat:m]\ntests:\n  - assert:\n"
+                      "      - {type: similar, value: x, provider: 'openai:embedding:text-embedding-3-large'}\n")
+    suite, _ = load_suite(config)
+    case = suite.tests[0]
+    grade = asyncio.run(agrade_output(case.assertions[0], GradeInput(case=case, output="x", suite_dir=tmp_path)))
+    assert grade.status == "error" and "OPENAI_API_KEY" in grade.reason

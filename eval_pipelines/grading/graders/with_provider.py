@@ -77,6 +77,9 @@ class WithProvider(Grader[WithProviderParams]):
 
             config = OpenAITargetConfig.model_validate(spec.openai)
             api_key, base_url = resolve_connection(config, os.environ)  # secrets: from the environment only
+            if not (api_key or base_url):  # never a silent switch to another model (the local embedder)
+                return Outcome(0.0, f"grading provider {spec.ref}: neither {config.api_key_env} nor a base URL "
+                               f"({config.base_url_env}) is set", {"grading_provider": spec.ref}, status="error")
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url,
                                 embedding_model=spec.embedding_model or DEFAULT_EMBEDDING_MODEL)
         try:
