@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Container, Sequence
 import numpy as np
 import pandas as pd
 
-from eval_pipelines.grading.base import Grade, GradeInput, GradingContext, Measurements, Outcome
+from eval_pipelines.grading.base import CompareItem, Grade, GradeInput, GradingContext, Measurements, Outcome
 from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.spec.assertions import COMMON_FIELDS
@@ -60,9 +60,10 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([assertion.negate]),
                                          np.array([assertion.pass_minimum()]),
                                          np.array([outcome.status == "graded"]))
+    verdict = outcome.passed if outcome.passed is not None and outcome.status == "graded" else bool(passed[0])
     return Grade(
         assertion_index=index, assertion_type=assertion.type, assertion_name=assertion.label,
-        score=float(scores[0]), passed=bool(passed[0]), status=outcome.status,
+        score=float(scores[0]), passed=verdict, status=outcome.status,
         reason=f"negated: {outcome.reason}" if negated[0] else outcome.reason,
         weight=assertion.weight, required=assertion.required, details=outcome.details,
     )
@@ -114,26 +115,74 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
 
 async def agrade_outputs(suite: Suite, outputs: Sequence[ModelOutput], suite_dir: Path | None = None,
                          judge: "Judge | None" = None, context: GradingContext | None = None,
-                         skip: Container[tuple[str, int]] = frozenset()) -> list[tuple[ModelOutput, list[Grade]]]:
+                         skip: Container[tuple[str, int]] = frozenset(),
+                         compare: bool = True) -> list[tuple[ModelOutput, list[Grade]]]:
     """Every output's grades, one by one; judge calls and scripts run concurrently, bounded.
 
     ``skip`` holds (test_id, assertion_index) pairs graded elsewhere (in batch).
     Outputs that are errors get no grades (scoring reports them as errors).
+    Compare assertions are graded once all outputs are (``compare``; off for a lone
+    output graded early, which cannot be compared).
     """
     context = context or GradingContext()
     cases = {case.id: case for case in suite.tests}
     limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
+    inputs: dict[tuple[str, str, int], GradeInput] = {}
 
     async def one(output: ModelOutput) -> tuple[ModelOutput, list[Grade]]:
         if output.error is not None or output.output is None:
             return output, []
         inp = grade_input(output, cases[output.test_id], suite_dir, judge, context)
+        inputs[(output.test_id, output.target, output.trial)] = inp
         async with limit:
             grades = [await agrade_output(a, inp, i) for i, a in enumerate(inp.case.assertions)
-                      if (inp.case.id, i) not in skip]
+                      if (inp.case.id, i) not in skip and not _compares(a)]
         return output, grades
 
-    return list(await asyncio.gather(*(one(o) for o in outputs)))
+    graded = list(await asyncio.gather(*(one(o) for o in outputs)))
+    if compare:
+        await _grade_compared(suite, graded, inputs)
+    return graded
+
+
+def _compares(assertion: Assertion) -> bool:
+    grader = get_grader(assertion.type)
+    return grader is not None and grader.compares
+
+
+async def _grade_compared(suite: Suite, graded: list[tuple[ModelOutput, list[Grade]]],
+                          inputs: dict[tuple[str, str, int], GradeInput]) -> None:
+    """Compare assertions (select-best, max-score) over each group of outputs: the outputs of one
+    test across its prompts (cases sharing ``metadata.compare_group``) and targets, per trial.
+    Each output's grades get the compare grade, in assertion order."""
+    order = {case.id: n for n, case in enumerate(suite.tests)}
+    groups: dict[tuple[int, str, int, int], list[tuple[ModelOutput, list[Grade]]]] = {}
+    for output, grades in graded:
+        inp = inputs.get((output.test_id, output.target, output.trial))
+        if inp is None:
+            continue
+        for index, assertion in enumerate(inp.case.assertions):
+            grader = get_grader(assertion.type)
+            if grader is None or not grader.compares:
+                continue
+            alone = grader.compare_scope == "output"  # these first: they never see the others' grades
+            group = f"{output.test_id}\0{output.target}" if alone else \
+                str(inp.case.metadata.get("compare_group", inp.case.id))
+            groups.setdefault((0 if alone else 1, group, output.trial, index), []).append((output, grades))
+    for (_, _, _, index), members in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        members.sort(key=lambda m: (order[m[0].test_id], m[0].target))
+        items = [CompareItem((o.test_id, o.target, o.trial), inputs[(o.test_id, o.target, o.trial)], list(g))
+                 for o, g in members]
+        assertion = items[0].inp.case.assertions[index]
+        grader = get_grader(assertion.type)
+        assert grader is not None
+        try:
+            outcomes = await grader.acompare(grader.Params.model_validate(assertion.config), items)
+        except Exception as exc:  # noqa: BLE001 - recorded as error grades, as one output's failure is
+            outcomes = [Outcome(0.0, f"grader failed: {type(exc).__name__}: {exc}", status="error")] * len(items)
+        for item, (_, grades), outcome in zip(items, members, outcomes):
+            grades.append(_grade_from(item.inp.case.assertions[index], outcome, index))
+            grades.sort(key=lambda g: g.assertion_index)
 
 
 # ---- whole columns ---------------------------------------------------------------
@@ -239,7 +288,11 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
     (created only then, and closed on the same event loop). An output graded already
     (``graded_already``) and stored unchanged keeps those grades: no second judge call.
     """
+    # Cases with a compare assertion are graded one by one: max-score reads their other grades, and
+    # their outputs are graded again (not kept from the model phase), so their groups are whole.
+    comparing = {c.id for c in suite.tests if any(_compares(a) for a in c.assertions)}
     plan = batch_plan(suite)
+    plan = plan[~plan["test_id"].isin(comparing)]
     batched = grade_batch(plan, outputs)
     handled = set(zip(plan["test_id"], plan["assertion_index"]))
     scalar_cases = {c.id for c in suite.tests if any((c.id, i) not in handled for i in range(len(c.assertions)))}
@@ -251,7 +304,7 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
         to_grade: list[ModelOutput] = []
         for o in one_by_one:
             earlier = (graded_already or {}).get((o.test_id, o.target, o.trial))
-            if earlier is not None and _same_output(earlier[0], o):
+            if earlier is not None and _same_output(earlier[0], o) and o.test_id not in comparing:
                 kept.append((o, [g for g in earlier[1] if (o.test_id, g.assertion_index) not in handled]))
             else:
                 to_grade.append(o)

@@ -83,7 +83,6 @@ tests:
 
 @pytest.mark.parametrize(("field", "needle"), [
     ("providerOutput: fixed", "providerOutput"),
-    ("assertScoringFunction: file://score.js", "assertScoringFunction"),
     ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
 ])
 def test_unsupported_test_fields_are_refused(tmp_path: Path, field: str, needle: str) -> None:

@@ -30,14 +30,17 @@ this module with its own names.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.spec.assertions import pydantic_errors
+from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
@@ -207,8 +210,7 @@ class Loader:
             return []
         known = TEST_KEYS | (AGENTV_TEST_KEYS if self.dialect == "agentv" else set())
         self.ctx.unknown_keys(doc, path, data, known)
-        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
-                                         "assertScoringFunction": "custom scoring functions"})
+        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs"})
         if self.dialect == "agentv" and "conversation_id" in data:
             self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
                                      "(each case is its own conversation)")
@@ -285,6 +287,7 @@ class Loader:
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
+                    by_vars[key] += self.scoring_function(doc, path, merged)
                 assertions = by_vars[key]
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
@@ -300,6 +303,9 @@ class Loader:
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
+                                  # the promptfoo test this case is one prompt of: select-best compares them
+                                  **({"compare_group": base_id + (f"-v{c + 1}" if len(combos) > 1 else "")}
+                                     if any(a.type in COMPARE_GRADERS for a in assertions) else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path),
                         after=self.conversations.earlier(conversation) if conversation else []))
@@ -311,6 +317,27 @@ class Loader:
                         or (prompt.text or "").lstrip().startswith("[")
                     self.conversations.add(conversation, case_id, messages, chat)
         return cases
+
+    def scoring_function(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any]) -> list[Any]:
+        """The test's (or defaultTest's) ``assertScoringFunction`` as a last ``scoring_function``
+        assertion (grading/graders/scoring_function.py), or nothing."""
+        ref = merged.get("assertScoringFunction")
+        if ref is None or self.dialect != "promptfoo":
+            return []
+        where = path + ("assertScoringFunction",)
+        if not isinstance(ref, str) or not ref.startswith("file://"):
+            self.ctx.error(doc, where, "invalid assertScoringFunction", "a file://x.js[:fn] or file://x.py:fn reference")
+            return []
+        script = parse_script(self.ctx, doc, where, ref)
+        if script is None:
+            return []
+        if script.language == "python" and script.function is None:
+            self.ctx.error(doc, where, f"{ref}: a Python scoring function needs its name", "file://x.py:function")
+            return []
+        rel = Path(os.path.relpath(script.file.resolve(), Path(doc.file).parent.resolve())).as_posix()
+        found = parse_assertion({"type": "scoring_function", "file": rel, "function": script.function},
+                                doc, where, self.ctx.errors)
+        return [found] if found is not None else []
 
     def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],
                          code: Any) -> dict[str, Any] | None:
