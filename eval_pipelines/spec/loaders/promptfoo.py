@@ -30,17 +30,23 @@ this module with its own names.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.spec.assertions import pydantic_errors
+from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
-from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, parse_script, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
+from eval_pipelines.spec.loaders.promptfoo_prompts import (
+    Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
+)
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
@@ -96,6 +102,7 @@ class Loader:
         # promptfoo reads a variable's file:// path from the config's folder, wherever the test
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
+        self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
 
     def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
         if raw is None:
@@ -150,9 +157,10 @@ class Loader:
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
-        refused = {"storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"}
+        refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
+            refused["disableConversationVar"] = "promptfoo's _conversation variable"
         self.refuse_in(raw.doc, options, path, refused)
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
@@ -202,8 +210,7 @@ class Loader:
             return []
         known = TEST_KEYS | (AGENTV_TEST_KEYS if self.dialect == "agentv" else set())
         self.ctx.unknown_keys(doc, path, data, known)
-        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
-                                         "assertScoringFunction": "custom scoring functions"})
+        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs"})
         if self.dialect == "agentv" and "conversation_id" in data:
             self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
                                      "(each case is its own conversation)")
@@ -268,6 +275,11 @@ class Loader:
                     if filled is None:
                         continue
                     filled = resolve_variables(filled)
+                conversation = None
+                if (self.dialect == "promptfoo" and not options.get("disableConversationVar")
+                        and CONVERSATION in prompt_source(prompt)):
+                    conversation = Conversations.key(prompt.label, metadata, targets)
+                    filled = {**filled, CONVERSATION: self.conversations.variable(conversation)}
                 key = json.dumps(filled, sort_keys=True, default=str)
                 if key not in by_vars:
                     by_vars[key] = convert_assertions(
@@ -275,22 +287,57 @@ class Loader:
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
+                    by_vars[key] += self.scoring_function(doc, path, merged)
                 assertions = by_vars[key]
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
                     continue
+                for p in runs_on if any(m.parts for m in messages) else []:  # the run refuses the case there
+                    note = (f"{doc.file}: prompt {prompt.label!r} sends image or audio parts: command target "
+                            f"{p.name!r} cannot take them, so its rows for these cases are errors")
+                    if (p.config or {}).get("type") == "command" and note not in self.ctx.warnings:
+                        self.ctx.warnings.append(note)
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
+                                  # the promptfoo test this case is one prompt of: select-best compares them
+                                  **({"compare_group": base_id + (f"-v{c + 1}" if len(combos) > 1 else "")}
+                                     if any(a.type in COMPARE_GRADERS for a in assertions) else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
-                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
+                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path),
+                        after=self.conversations.earlier(conversation) if conversation else []))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
+                if conversation:
+                    chat = prompt.runs_code() or prompt.messages is not None or len(messages) > 1 \
+                        or (prompt.text or "").lstrip().startswith("[")
+                    self.conversations.add(conversation, case_id, messages, chat)
         return cases
+
+    def scoring_function(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any]) -> list[Any]:
+        """The test's (or defaultTest's) ``assertScoringFunction`` as a last ``scoring_function``
+        assertion (grading/graders/scoring_function.py), or nothing."""
+        ref = merged.get("assertScoringFunction")
+        if ref is None or self.dialect != "promptfoo":
+            return []
+        where = path + ("assertScoringFunction",)
+        if not isinstance(ref, str) or not ref.startswith("file://"):
+            self.ctx.error(doc, where, "invalid assertScoringFunction", "a file://x.js[:fn] or file://x.py:fn reference")
+            return []
+        script = parse_script(self.ctx, doc, where, ref)
+        if script is None:
+            return []
+        if script.language == "python" and script.function is None:
+            self.ctx.error(doc, where, f"{ref}: a Python scoring function needs its name", "file://x.py:function")
+            return []
+        rel = Path(os.path.relpath(script.file.resolve(), Path(doc.file).parent.resolve())).as_posix()
+        found = parse_assertion({"type": "scoring_function", "file": rel, "function": script.function},
+                                doc, where, self.ctx.errors)
+        return [found] if found is not None else []
 
     def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],
                          code: Any) -> dict[str, Any] | None:
