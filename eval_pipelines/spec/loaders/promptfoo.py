@@ -15,7 +15,8 @@ trials, ``maxConcurrency``, ``timeoutMs``, ``cache: false``; progress-bar
 switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 (stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
-DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
+DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
+name) are custom template filters run in the sandbox (``promptfoo_filters``). ``env``, ``extensions``,
 ``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
@@ -40,7 +41,10 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_te
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
-from eval_pipelines.spec.loaders.promptfoo_prompts import Prompt, matches_ref, parse_prompts, parse_script, render_prompt
+from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
+from eval_pipelines.spec.loaders.promptfoo_prompts import (
+    PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, render_prompt,
+)
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
@@ -58,8 +62,7 @@ WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our repo
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
 REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
-                "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
-                "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
+                "extensions": "extension hooks",
                 "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
@@ -361,6 +364,18 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
     if dialect == "promptfoo":
         loader.refuse_in(doc, raw, (), REFUSED_KEYS)
+    filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
+    token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
+    try:
+        return _suite(loader, names)
+    finally:
+        if token is not None:
+            PROMPT_ENV.reset(token)
+
+
+def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
+    """The suite of a config whose top level is a mapping (prompts rendered with ``PROMPT_ENV``)."""
+    doc, ctx, dialect, raw = loader.doc, loader.ctx, loader.dialect, loader.doc.data
     settings, execution = Settings(), Execution()
     evaluate_key = names.get("evaluateOptions", "evaluateOptions")
     loader.evaluate_options(raw.get(evaluate_key), evaluate_key, settings, execution)

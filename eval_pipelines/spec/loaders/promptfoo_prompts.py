@@ -27,6 +27,7 @@ import csv
 import glob
 import io
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ import jinja2
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_filters import FilterFailed
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
@@ -64,6 +66,9 @@ _ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefine
                           finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
+# The environment prompts compile and render with during one load: _ENV plus the config's custom
+# filters (promptfoo_filters); assertion values keep _ENV, as promptfoo renders them without them.
+PROMPT_ENV: ContextVar[jinja2.Environment] = ContextVar("promptfoo_prompt_env", default=_ENV)
 
 
 @dataclass
@@ -94,16 +99,16 @@ def matches_ref(names: list[str], ref: str) -> bool:
 
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
     try:
-        return _ENV.from_string(text)
+        return PROMPT_ENV.get().from_string(text)
     except jinja2.TemplateSyntaxError as exc:
         ctx.error(doc, path, f"template does not parse (line {exc.lineno} of the template): {exc.message}",
                   "a Nunjucks/jinja2 template")
         return None
 
 
-def render(template: str, variables: dict[str, Any]) -> str:
+def render(template: str, variables: dict[str, Any], env: jinja2.Environment = _ENV) -> str:
     """Render one template; raises ``jinja2.TemplateError`` (callers report it as a load error)."""
-    return _ENV.from_string(template).render(**variables)
+    return env.from_string(template).render(**variables)
 
 
 def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
@@ -386,7 +391,8 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                                              variables, provider)
                     if content is None:
                         return None
-                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables)))
+                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables,
+                                                                     PROMPT_ENV.get())))
             return out
         template = prompt.text or ""
         if prompt.script is not None:
@@ -400,7 +406,9 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
             if messages is not None:
                 return [Message(role=m["role"], content=_content(ctx, doc, path, m["content"]))
                         for m in messages]
-        text = prefix + render(template, variables) + suffix
+        text = prefix + render(template, variables, PROMPT_ENV.get()) + suffix
+    except FilterFailed:  # its one-line error is recorded
+        return None
     except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
         ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
         return None

@@ -1,0 +1,90 @@
+"""promptfoo config features read by the loader: custom Nunjucks filters, provider `prompts`,
+a prompt's own `config`, `env`, `tracing`, `redteam` next to tests.
+
+Expected values follow promptfoo's source: src/util/config/load.ts and src/util/index.ts
+(readFilters), src/evaluatorHelpers.ts (renderPrompt with the filters), src/prompts/index.ts
+(readProviderPromptMap) and src/evaluator.ts (isAllowedPrompt, prompt.config merged over the
+provider's config)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.cli import main
+from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.store.connection import connect
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"
+
+
+def one_line_error(config: Path) -> str:
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(config)
+    text = str(caught.value)
+    assert text and "Traceback" not in text
+    return text.splitlines()[0]
+
+
+# ---- custom Nunjucks filters (nunjucksFilters, filters) --------------------------------------
+
+def test_the_real_allcaps_filter_runs_and_its_effect_is_stored(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "skill"
+    shutil.copytree(CORPUS / "nunjucks-custom-filters", folder)
+    config = folder / "promptfooconfig.yaml"
+    # the example as promptfoo's own later version writes it (nunjucksFilters), run on `echo`
+    config.write_text(config.read_text().replace("filters:", "nunjucksFilters:")
+                      .replace("openai:gpt-3.5-turbo", "echo"))
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
+    with connect(db) as con:
+        stored = sorted(r[0] for r in con.execute("SELECT input FROM test_cases").fetchall())
+        outputs = sorted(r[0] for r in con.execute("SELECT output FROM model_outputs").fetchall())
+    assert stored == sorted(["Rephrase this in French: HELLO WORLD",
+                             "Translate this to conversational French: HELLO WORLD",
+                             "Rephrase this in French: I'M HUNGRY",
+                             "Translate this to conversational French: I'M HUNGRY"])
+    assert outputs == stored  # echo sent back what the filter made
+
+
+def test_the_old_filters_name_is_read_with_a_warning() -> None:
+    suite, warnings = load_suite(CORPUS / "nunjucks-custom-filters" / "promptfooconfig.yaml")
+    assert [m.content for m in suite.tests[0].input] == ["Rephrase this in French: HELLO WORLD"]
+    assert any("filters: read as `nunjucksFilters`" in w for w in warnings)
+
+
+def test_filter_arguments_globs_and_values_other_than_text(tmp_path: Path) -> None:
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "wrap.mjs").write_text("export default (s, l, r) => `${l}${s}${r}`;\n")
+    (tmp_path / "count.js").write_text("module.exports = (o) => Object.keys(o).length;\n")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: ['{{ q | wrap(\"<\", \">\") }} has {{ items | count }} items']\n"
+                      "providers: [echo]\nnunjucksFilters: {wrap: 'f/*.mjs', count: ./count.js}\n"
+                      "tests: [{vars: {q: hi, items: {a: 1, b: 2, c: 3}}}]\n")
+    suite, _ = load_suite(config)
+    assert [m.content for m in suite.tests[0].input] == ["<hi> has 3 items"]
+
+
+@pytest.mark.parametrize(("filters", "files", "expected"), [
+    ("{up: ./up.py}", {"up.py": "def up(s): return s\n"}, "nunjucksFilters.up: filter file up.py is not JavaScript"),
+    ("{up: ./absent.js}", {}, "nunjucksFilters.up: filter file not found: ./absent.js"),
+    ("{up: ./up.js}", {"up.js": "module.exports = (s) => { throw new Error('no caps today'); };\n"},
+     "no caps today"),
+    ("[up.js]", {}, "nunjucksFilters: got list"),
+])
+def test_bad_filters_are_one_line_errors(tmp_path: Path, filters: str, files: dict[str, str],
+                                         expected: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"prompts: ['{{{{ q | up }}}}']\nproviders: [echo]\nnunjucksFilters: {filters}\n"
+                      "tests: [{vars: {q: hi}}]\n")
+    line = one_line_error(config)
+    assert expected in line and "promptfooconfig.yaml" in line
