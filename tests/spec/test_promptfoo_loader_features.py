@@ -88,3 +88,37 @@ def test_bad_filters_are_one_line_errors(tmp_path: Path, filters: str, files: di
                       "tests: [{vars: {q: hi}}]\n")
     line = one_line_error(config)
     assert expected in line and "promptfooconfig.yaml" in line
+
+
+# ---- a provider's `prompts` (promptfoo's providerPromptMap / isAllowedPrompt) -----------------
+
+def test_a_provider_runs_only_the_prompts_it_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # config-prompts-per-model's shape, with inline prompts and `echo` providers
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts:\n  - {raw: 'First about {{ topic }}', label: My first prompt}\n"
+                      "  - {raw: 'Second about {{ topic }}', label: My second prompt}\n"
+                      "providers:\n  - {id: echo, label: small, prompts: [My first prompt, My second prompt]}\n"
+                      "  - {id: echo, label: big, prompts: [My first prompt]}\n"
+                      "tests: [{vars: {topic: bananas}}, {vars: {topic: space}}]\n")
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
+    with connect(db) as con:
+        pairs = sorted(con.execute("SELECT target, output FROM model_outputs").fetchall())
+    assert pairs == [("big", "First about bananas"), ("big", "First about space"),
+                     ("small", "First about bananas"), ("small", "First about space"),
+                     ("small", "Second about bananas"), ("small", "Second about space")]
+
+
+def test_provider_prompts_match_a_label_or_its_group_and_must_name_a_prompt(tmp_path: Path) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    head = ("prompts:\n  - {raw: 'a {{ q }}', label: 'group:one'}\n  - {raw: 'b {{ q }}', label: other}\n"
+            "tests: [{vars: {q: x}}]\n")
+    config.write_text(head + "providers: [{id: echo, label: e, prompts: [group]}, {id: echo, label: all}]\n")
+    suite, _ = load_suite(config)
+    assert [(c.metadata["prompt"], c.targets) for c in suite.tests] == [("group:one", None), ("other", ["all"])]
+    config.write_text(head + "providers: [{id: echo, prompts: [absent]}]\n")
+    assert "providers[0].prompts: no prompt matches 'absent'" in one_line_error(config)
+    config.write_text(head + "providers: [{id: echo, prompts: other}]\n")
+    assert "providers[0].prompts: got str" in one_line_error(config)

@@ -257,13 +257,16 @@ class Loader:
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
         transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
-        runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
-                                                                 if n in self.providers]
+        providers_of_test = self.suite_providers if targets is None else [self.providers[n] for n in targets
+                                                                           if n in self.providers]
         for c, combo in enumerate(combos):
             by_vars: dict[str, list[Any]] = {}  # a test's assertions, per distinct filled variables
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 if chosen is not None and k not in chosen:
                     continue
+                case_targets, runs_on = allowed_targets(targets, providers_of_test, prompt)
+                if not runs_on and providers_of_test:
+                    continue  # no provider of the test runs this prompt (their `prompts`)
                 filled = combo
                 if self.dialect == "promptfoo":  # promptfoo fills script variables per prompt and provider
                     filled = resolve_script_vars(self.ctx, doc, path + ("vars",), combo, [prompt_raw(prompt)],
@@ -271,7 +274,7 @@ class Loader:
                     if filled is None:
                         continue
                     filled = resolve_variables(filled)
-                key = json.dumps(filled, sort_keys=True, default=str)
+                key = json.dumps([filled, [p.name for p in runs_on]], sort_keys=True, default=str)
                 if key not in by_vars:
                     by_vars[key] = convert_assertions(
                         self.ctx, doc, path + ("assert",),
@@ -286,7 +289,7 @@ class Loader:
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
-                        input=messages, expected_output=expected, assertions=assertions, targets=targets,
+                        input=messages, expected_output=expected, assertions=assertions, targets=case_targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
@@ -327,6 +330,17 @@ class Loader:
                            "does not depend on the provider")
             return None
         return rendered[0]
+
+
+def allowed_targets(targets: list[str] | None, providers: list[Provider],
+                    prompt: Prompt) -> tuple[list[str] | None, list[Provider]]:
+    """A case's targets and providers once each provider's ``prompts`` is applied (promptfoo's
+    isAllowedPrompt: a label equal to an entry, or starting with ``entry:``); ``targets`` stays
+    None (every suite target) when all of them run the prompt."""
+    allowed = [p for p in providers if p.prompts is None or any(matches_ref(prompt.names(), r) for r in p.prompts)]
+    if len(allowed) == len(providers):
+        return targets, providers
+    return [p.name for p in allowed], allowed
 
 
 def provider_context(provider: Provider) -> dict[str, Any]:
@@ -382,6 +396,10 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     provider_key = next((k for k in (names.get("providers", "providers"), "targets") if k in raw), "providers")
     execution.targets = loader.provider_names(raw.get(provider_key), provider_key) if provider_key in raw else []
     prompts = parse_prompts(ctx, doc, raw.get("prompts"))
+    for i, provider in enumerate(loader.suite_providers if not ctx.errors else []):  # (a prompt not read: said)
+        for ref in provider.prompts or []:
+            if not any(matches_ref(p.names(), ref) for p in prompts):
+                ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
     default_key = names.get("defaultTest", "defaultTest")

@@ -14,6 +14,9 @@ characters a target name cannot hold replaced by ``-``):
 * ``file://x.py`` / ``python:x.py``: promptfoo's Python provider, run as a
   command target by a small runner that calls ``call_api(prompt, options,
   context)`` (or the function named after ``:``) and prints ``output``.
+* ``prompts``: the labels of the prompts this provider runs (promptfoo's providerPromptMap,
+  src/evaluator.ts ``isAllowedPrompt``); the loader gives each case only the providers allowing
+  its prompt.
 * anything else (``anthropic:...``, ``http``, ``file://x.js``...): the name must
   be defined in targets.yaml; the load stores a warning saying so, and
   ``load_skill`` fails with one line if it is not.
@@ -59,6 +62,7 @@ class Provider:
     config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
     names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
     functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
+    prompts: list[str] | None = None  # its `prompts`: the labels of the prompts it runs (None: all)
 
 
 def target_name(text: str) -> str:
@@ -112,12 +116,17 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
     ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
-    for key in ("prompts", "transform", "delay", "env", "inputs"):
+    for key in ("transform", "delay", "env", "inputs"):
         if key in raw:
-            ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label and config")
+            ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
+    prompts = raw.get("prompts")
+    if prompts is not None and (not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts)):
+        ctx.error(doc, path + ("prompts",), f"got {type(prompts).__name__}", "a list of prompt labels")
+        prompts = None
     provider = _parse(ctx, doc, path, raw, dialect)
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
+        provider.prompts = prompts
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
