@@ -49,6 +49,7 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
         "tools": [_plain(t) for t in getattr(request, "tools", None) or []],
         "max_steps": getattr(request, "max_steps", None),
         "response_schema": getattr(request, "response_schema", None),
+        "model_settings": getattr(request, "model_settings", None),
         "trial": request.trial,
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()

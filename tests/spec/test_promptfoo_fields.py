@@ -172,8 +172,8 @@ providers: [echo]
 tests: [{vars: {q: x}}]
 """, ask__txt="Ask {{ q }}")
     assert [(c.metadata["prompt"], c.input[0].content) for c in suite.tests] == [("say", "Say x"), ("ask", "Ask x")]
-    line = refusal(tmp_path, "prompts: [{raw: hi, config: {temperature: 0}}]\nproviders: [echo]\n" + ONE_TEST)
-    assert "per-prompt provider config is not supported" in line
+    line = refusal(tmp_path, "prompts: [{raw: hi, config: {temperature: two}}]\nproviders: [echo]\n" + ONE_TEST)
+    assert "config.temperature" in line  # a prompt's own config: test_promptfoo_loader_features
 
 
 def test_prompts_as_label_and_messages_with_file_contents(tmp_path: Path) -> None:

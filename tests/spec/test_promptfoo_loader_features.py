@@ -122,3 +122,59 @@ def test_provider_prompts_match_a_label_or_its_group_and_must_name_a_prompt(tmp_
     assert "providers[0].prompts: no prompt matches 'absent'" in one_line_error(config)
     config.write_text(head + "providers: [{id: echo, prompts: other}]\n")
     assert "providers[0].prompts: got str" in one_line_error(config)
+
+
+# ---- a prompt's own `config` (promptfoo merges {...provider.config, ...prompt.config}) -------
+
+SENTIMENT_SCHEMA = ("{type: json_schema, json_schema: {name: MovieReviewSentiment, schema: {type: object, "
+                    "properties: {sentiment: {type: string, enum: [positive, negative]}}, required: [sentiment]}}}")
+
+
+def test_a_prompt_config_is_sent_and_its_json_answer_reaches_javascript_parsed(
+        tmp_path: Path, fake_openai, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    fake_openai.responder = lambda body: '{"sentiment": "positive", "confidence": 8}'
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts:\n"
+        f"  - {{label: structured, raw: 'Classify: {{{{ text }}}}', config: {{temperature: 0.3, "
+        f"response_format: {SENTIMENT_SCHEMA}}}}}\n"
+        "  - {label: plain, raw: 'Say: {{ text }}'}\n"
+        "providers:\n"
+        f"  - {{id: 'openai:chat:fake-model', config: {{apiBaseUrl: '{fake_openai.base_url}', "
+        "apiKeyEnvar: FAKE_KEY, temperature: 0.9, max_tokens: 50}}\n"
+        "defaultTest:\n  assert:\n    - type: is-json\n"
+        "    - {type: javascript, value: 'output.sentiment === context.vars.sentiment'}\n"
+        "tests: [{vars: {text: a fine film, sentiment: positive}}]\n")
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
+    bodies = {b["messages"][-1]["content"]: b for b in fake_openai.requests if b and "messages" in b}
+    structured, plain = bodies["Classify: a fine film"], bodies["Say: a fine film"]
+    # the prompt's config wins over the provider's; what it does not set stays the provider's
+    assert structured["temperature"] == 0.3 and structured["max_tokens"] == 50
+    assert structured["response_format"]["json_schema"]["name"] == "MovieReviewSentiment"
+    assert plain["temperature"] == 0.9 and "response_format" not in plain
+    with connect(db) as con:
+        rows = dict(con.execute("SELECT t.metadata->>'$.prompt', g.passed FROM grades g JOIN test_cases t "
+                                "USING (test_id) WHERE g.assertion_type = 'javascript'").fetchall())
+        stored = con.execute("SELECT metadata->'$.prompt_config.temperature' FROM test_cases "
+                             "WHERE metadata->>'$.prompt' = 'structured'").fetchone()[0]
+    # promptfoo's OpenAI provider parses a json_schema answer: `output.sentiment` is read;
+    # without response_format the output stays text and `output.sentiment` is undefined
+    assert rows == {"structured": True, "plain": False}
+    assert float(stored) == 0.3
+
+
+def test_prompt_config_keys_not_sent_and_non_openai_targets_are_stored_warnings(tmp_path: Path) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: [{raw: 'x {{ q }}', label: p, config: {top_p: 0.5, max_tokens: 9}}]\n"
+                      "providers: [echo]\ntests: [{vars: {q: 1}}]\n")
+    suite, warnings = load_suite(config)
+    assert suite.tests[0].model_settings is not None and suite.tests[0].model_settings.max_tokens == 9
+    assert any("config: top_p not applied" in w for w in warnings)
+    assert any("applies to OpenAI-compatible targets only; not to echo" in w for w in warnings)
+    config.write_text("prompts: [{raw: 'x', label: p, config: [1]}]\nproviders: [echo]\ntests: [{vars: {}}]\n")
+    assert "prompts[0].config: got list" in one_line_error(config)

@@ -42,6 +42,9 @@ from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
+from eval_pipelines.spec.loaders.promptfoo_pairing import (
+    allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
+)
 from eval_pipelines.spec.loaders.promptfoo_prompts import (
     PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, render_prompt,
 )
@@ -281,7 +284,8 @@ class Loader:
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
-                assertions = by_vars[key]
+                settings = prompt_settings(self.ctx, doc, prompt, runs_on)
+                assertions = with_parsed_output(by_vars[key], settings)
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
@@ -291,8 +295,10 @@ class Loader:
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=case_targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
+                                  **({"prompt_config": prompt.config} if prompt.config else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
-                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path)))
+                        threshold=threshold, model_settings=settings,
+                        source_file=str(doc.file), source_line=doc.line_of(path)))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
@@ -330,34 +336,6 @@ class Loader:
                            "does not depend on the provider")
             return None
         return rendered[0]
-
-
-def allowed_targets(targets: list[str] | None, providers: list[Provider],
-                    prompt: Prompt) -> tuple[list[str] | None, list[Provider]]:
-    """A case's targets and providers once each provider's ``prompts`` is applied (promptfoo's
-    isAllowedPrompt: a label equal to an entry, or starting with ``entry:``); ``targets`` stays
-    None (every suite target) when all of them run the prompt."""
-    allowed = [p for p in providers if p.prompts is None or any(matches_ref(prompt.names(), r) for r in p.prompts)]
-    if len(allowed) == len(providers):
-        return targets, providers
-    return [p.name for p in allowed], allowed
-
-
-def provider_context(provider: Provider) -> dict[str, Any]:
-    """What promptfoo tells load-time code about a provider: its ``id`` and ``label``."""
-    return {"id": provider.names[-1] if provider.names else provider.name,
-            **({"label": provider.names[0]} if len(provider.names) > 1 else {})}
-
-
-def prompt_raw(prompt: Prompt) -> str:
-    """A prompt's ``raw`` text as promptfoo hands it to variable scripts: the template, a chat
-    prompt's messages as JSON, a function prompt's source."""
-    if prompt.script is not None:
-        return prompt.script.file.read_text(errors="replace")
-    if prompt.messages is not None:
-        return json.dumps([{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
-                            else str(getattr(m["content"], "ref", m["content"]))} for m in prompt.messages])
-    return prompt.text or ""
 
 
 def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo",

@@ -80,6 +80,7 @@ class Prompt:
     messages: list[dict[str, Any]] | None = None
     ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
     script: Script | None = None  # a function prompt: called per test (its messages may hold scripts too)
+    config: dict[str, Any] | None = None  # its own `config`, laid over its providers' (promptfoo_pairing)
 
     def runs_code(self) -> bool:
         return self.script is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
@@ -258,9 +259,6 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         return _messages_prompt(ctx, doc, path, raw, index, label)
     elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
         ctx.unknown_keys(doc, path, raw, PROMPT_KEYS)
-        if "config" in raw:
-            ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
-                      "provider settings under `providers`")
         body = raw.get("raw", raw.get("id"))
         if not isinstance(body, (str, list)):
             ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
@@ -268,6 +266,7 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         found = _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
         for prompt in found:
             prompt.ident = str(raw["id"]) if raw.get("id") is not None else None
+            prompt.config = _config(ctx, doc, path, raw)
         return found
     else:
         ctx.error(doc, path, f"got {type(raw).__name__}",
@@ -285,9 +284,6 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     messages in the order written, each ``content`` a template or a ``file://`` file whose text
     is the template (.txt, .md, .j2, .json...); a script file there is a function prompt, refused."""
     ctx.unknown_keys(doc, path, raw, PROMPT_KEYS - {"raw", "id"})
-    if "config" in raw:
-        ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
-                  "provider settings under `providers`")
     items = raw["messages"]
     if not isinstance(items, list) or not items:
         ctx.error(doc, path + ("messages",), "invalid messages", "a non-empty list of {role, content}")
@@ -315,7 +311,17 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
             compile_template(ctx, doc, where + ("content",), content)
         messages.append({"role": item.get("role", "user"), "content": content})
     name = raw.get("label") or label or f"prompt-{index + 1}"
-    return [Prompt(str(name), messages=messages)] if len(messages) == len(items) else []
+    config = _config(ctx, doc, path, raw)
+    return [Prompt(str(name), messages=messages, config=config)] if len(messages) == len(items) else []
+
+
+def _config(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any]) -> dict[str, Any] | None:
+    """A prompt's own ``config`` (promptfoo_pairing applies it)."""
+    config = raw.get("config")
+    if config is not None and not isinstance(config, dict):
+        ctx.error(doc, path + ("config",), f"got {type(config).__name__}", "a mapping of provider settings")
+        return None
+    return config or None
 
 
 def _source(prompt: Prompt) -> str:
