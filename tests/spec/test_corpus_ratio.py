@@ -76,6 +76,9 @@ def test_the_failures_name_the_unsupported_feature() -> None:
         e for e in reasons["config-prompts-per-model/promptfooconfig.yaml"] if "file not found: file://prompt2.txt" in e]
     assert all("file not found: file://prompt1.txt" in e for e in reasons["prompts-per-model/promptfooconfig.yaml"])
     assert "openai-structured-output/promptfooconfig.yaml" not in reasons  # its derivedMetrics load
+    # env (OPENAI_API_KEY: $OPENAI_API_KEY) loads; then its prompt files (not copied) and `non-empty`
+    assert not any("env" in e.split(": ")[1] for e in reasons["openai-assistant/promptfooconfig.yaml"])
+    assert any("'non-empty' is not supported" in e for e in reasons["openai-assistant/promptfooconfig.yaml"])
     # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
     assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]

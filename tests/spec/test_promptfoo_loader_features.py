@@ -178,3 +178,60 @@ def test_prompt_config_keys_not_sent_and_non_openai_targets_are_stored_warnings(
     assert any("applies to OpenAI-compatible targets only; not to echo" in w for w in warnings)
     config.write_text("prompts: [{raw: 'x', label: p, config: [1]}]\nproviders: [echo]\ntests: [{vars: {}}]\n")
     assert "prompts[0].config: got list" in one_line_error(config)
+
+
+# ---- env: references to the environment and base URLs; no secrets from files -----------------
+
+def test_env_base_url_and_key_reference_reach_the_openai_target(
+        tmp_path: Path, fake_openai, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("MY_FAKE_KEY", "sk-from-my-var")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"env:\n  OPENAI_BASE_URL: '{fake_openai.base_url}'\n  OPENAI_API_KEY: '{{{{ env.MY_FAKE_KEY }}}}'\n"
+                      "prompts: ['Say {{ q }}']\nproviders: ['openai:chat:fake-model']\n"
+                      "tests: [{vars: {q: hello}, assert: [{type: contains, value: hello}]}]\n")
+    suite, _ = load_suite(config)
+    target = OpenAITargetConfig.model_validate(suite.target_configs[0])
+    assert resolve_connection(target, {"MY_FAKE_KEY": "k", "OPENAI_API_KEY": "other"}) == ("k", fake_openai.base_url)
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code == ExitCode.OK, out
+    assert [b["messages"][-1]["content"] for b in fake_openai.requests if b] == ["Say hello"]
+    with connect(db) as con:
+        spec = con.execute("SELECT spec::VARCHAR FROM suites").fetchone()[0]
+    assert "sk-from-my-var" not in spec and "MY_FAKE_KEY" in spec  # the variable's name, never its value
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ("{OPENAI_API_KEY: sk-literal}", "env.OPENAI_API_KEY: a literal value for OPENAI_API_KEY (a secret) is not accepted"),
+    ("{MY_TOKEN: abc}", "env.MY_TOKEN: a literal value for MY_TOKEN (a secret)"),
+    ("{PROMPTFOO_CACHE_PATH: /tmp/x}", "env.PROMPTFOO_CACHE_PATH: setting PROMPTFOO_CACHE_PATH from the config is not supported"),
+    ("{ANTHROPIC_API_KEY: $OTHER}", "env.ANTHROPIC_API_KEY: setting ANTHROPIC_API_KEY from the config is not supported"),
+])
+def test_env_entries_without_effect_or_with_secrets_are_one_line(tmp_path: Path, env: str, expected: str) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"env: {env}\nprompts: ['{{{{ q }}}}']\nproviders: ['openai:gpt-4o-mini']\n"
+                      "tests: [{vars: {q: x}}]\n")
+    line = one_line_error(config)
+    assert expected in line
+    assert "sk-literal" not in line
+
+
+def test_env_self_reference_is_a_stored_warning() -> None:
+    # openai-assistant's `OPENAI_API_KEY: $OPENAI_API_KEY`
+    from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+    from eval_pipelines.spec.loaders.promptfoo_env import apply_env, reference
+    from eval_pipelines.spec.paths import PathPolicy
+    from eval_pipelines.spec.source import load_document
+
+    assert [reference(v) for v in ("$A", "${B_1}", "{{ env.C }}", "x$A", "$A b")] == ["A", "B_1", "C", None, None]
+    doc = load_document(CORPUS / "openai-assistant" / "promptfooconfig.yaml")
+    ctx = LoadContext(PathPolicy())
+    apply_env(ctx, doc, doc.data["env"], [])
+    assert not ctx.errors
+    assert any("env.OPENAI_API_KEY: refers to itself; no effect" in w for w in ctx.warnings)

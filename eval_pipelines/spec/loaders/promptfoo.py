@@ -16,7 +16,8 @@ switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 (stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
-name) are custom template filters run in the sandbox (``promptfoo_filters``). ``env``, ``extensions``,
+name) are custom template filters run in the sandbox (``promptfoo_filters``); ``env`` as
+``promptfoo_env`` allows (references to the environment, base URLs). ``extensions``,
 ``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
@@ -41,6 +42,7 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_te
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
+from eval_pipelines.spec.loaders.promptfoo_env import apply_env
 from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
 from eval_pipelines.spec.loaders.promptfoo_pairing import (
     allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
@@ -64,8 +66,7 @@ SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaul
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
-REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
-                "extensions": "extension hooks",
+REFUSED_KEYS = {"extensions": "extension hooks",
                 "redteam": "red-team generation", "tracing": "tracing"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
@@ -406,6 +407,8 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         seen.add(case.id)
     if not cases and not ctx.errors:
         ctx.error(doc, ("tests",), "the config has no tests", "`tests` or `scenarios`")
+    if dialect == "promptfoo":
+        apply_env(ctx, doc, raw.get("env"), list(loader.providers.values()))
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
         raise SpecErrors(list(dict.fromkeys(ctx.errors)))
     tags = raw.get("tags") or []
