@@ -79,6 +79,11 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     # env (OPENAI_API_KEY: $OPENAI_API_KEY) loads; then its prompt files (not copied) and `non-empty`
     assert not any("env" in e.split(": ")[1] for e in reasons["openai-assistant/promptfooconfig.yaml"])
     assert any("'non-empty' is not supported" in e for e in reasons["openai-assistant/promptfooconfig.yaml"])
+    # tracing / redteam are accepted unless the tests depend on them
+    assert "python" in reasons["openai-agents/promptfooconfig_traced.yaml"][0]  # past `tracing`
+    assert "without tests" in reasons["custom-provider-multi-turn/promptfooconfig.yaml"][0]
+    assert "trace-span-count" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
+    assert "promptfoo:redteam:tool-discovery" in reasons["openai-responses/promptfooconfig.tool-discovery.yaml"][0]
     # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
     assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]

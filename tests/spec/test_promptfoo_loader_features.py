@@ -235,3 +235,38 @@ def test_env_self_reference_is_a_stored_warning() -> None:
     apply_env(ctx, doc, doc.data["env"], [])
     assert not ctx.errors
     assert any("env.OPENAI_API_KEY: refers to itself; no effect" in w for w in ctx.warnings)
+
+
+# ---- tracing and redteam: accepted with a stored warning when the tests do not depend on them ---
+
+HEAD = "prompts: ['{{ q }}']\nproviders: [echo]\n"
+
+
+def test_tracing_and_redteam_next_to_tests_are_stored_warnings(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(HEAD + "tracing: {enabled: true, otlp: {http: {enabled: true, port: 4318}}}\n"
+                      "redteam: {purpose: a bank, plugins: [pii], numTests: 4}\n"
+                      "tests: [{vars: {q: hello}, assert: [{type: contains, value: hello}]}]\n")
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code == ExitCode.OK, out
+    with connect(db) as con:
+        warnings = con.execute("SELECT warnings::VARCHAR FROM suites").fetchone()[0]
+        cases = con.execute("SELECT count(*) FROM test_cases").fetchone()[0]
+    assert "tracing: accepted without effect" in warnings and "redteam: not used" in warnings
+    assert cases == 1  # the config's own test; redteam generated none
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ("redteam: {plugins: [pii]}\ntests: []\n", "redteam: red-team generation (`redteam`) without tests is not supported"),
+    ("tracing: {enabled: true}\ntests: [{vars: {q: x}, assert: [{type: trace-span-count, value: {pattern: '*', min: 1}}]}]\n",
+     "tracing: assertions on OpenTelemetry traces (trace-span-count) are not supported"),
+    ("tracing: {enabled: true}\ndefaultTest: {assert: [{type: javascript, value: 'context.trace.spans.length > 0'}]}\n"
+     "tests: [{vars: {q: x}}]\n", "tracing: assertions on OpenTelemetry traces (javascript)"),
+])
+def test_redteam_without_tests_and_trace_assertions_are_one_line(tmp_path: Path, extra: str, expected: str) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(HEAD + extra)
+    assert expected in one_line_error(config)

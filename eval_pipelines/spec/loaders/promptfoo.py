@@ -17,8 +17,8 @@ switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
 name) are custom template filters run in the sandbox (``promptfoo_filters``); ``env`` as
-``promptfoo_env`` allows (references to the environment, base URLs). ``extensions``,
-``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
+``promptfoo_env`` allows (references to the environment, base URLs); ``tracing`` and
+``redteam`` as ``promptfoo_sidecars`` allows (stored warnings). ``extensions`` is refused; ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
@@ -41,9 +41,9 @@ from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
-from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_env import apply_env
 from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
+from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_pairing import (
     allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
 )
@@ -52,6 +52,7 @@ from eval_pipelines.spec.loaders.promptfoo_prompts import (
 )
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
+from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
@@ -66,8 +67,7 @@ SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaul
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
-REFUSED_KEYS = {"extensions": "extension hooks",
-                "redteam": "red-team generation", "tracing": "tracing"}
+REFUSED_KEYS = {"extensions": "extension hooks"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
@@ -357,6 +357,7 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
     if dialect == "promptfoo":
         loader.refuse_in(doc, raw, (), REFUSED_KEYS)
+        check_sidecars(ctx, doc, raw)
     filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
     try:
