@@ -43,7 +43,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
 # files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 95, 0.69, 0.776), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
+    (PROMPTFOO, {"promptfoo"}, 95, 0.69, 0.785), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:
@@ -87,7 +87,8 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
     assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
-    assert "executable prompts" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
+    # exec: prompts run in the sandbox; prompt-generator.sh is not in the index
+    assert "file not found: exec:./prompt-generator.sh" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
     assert "_conversation" in reasons["config-multi-turn/promptfooconfig.yaml"][0]
     # an image part is refused, not dropped (they loaded before with an empty prompt)
     assert "content parts of type input_image" in reasons["openai-vision/promptfooconfig.yaml"][0]

@@ -312,7 +312,7 @@ def test_a_filter_that_names_nothing_is_one_line(tmp_path: Path, field: str, nee
 
 
 @pytest.mark.parametrize(("prompts", "needle"), [
-    ("['exec:./make-prompt.sh --long']", "prompts[0]: executable prompts (exec:./make-prompt.sh) are not supported"),
+    ("['exec:./make-prompt.sh --long']", "prompts[0]: file not found: exec:./make-prompt.sh"),  # run: test_promptfoo_loader_features
     ("[{label: chat, raw: '{% for t in _conversation %}{{ t.output }}{% endfor %}{{ q }}'}]",
      "prompts[0]: the _conversation variable (multi-turn history across tests) is not supported"),
 ])

@@ -270,3 +270,43 @@ def test_redteam_without_tests_and_trace_assertions_are_one_line(tmp_path: Path,
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(HEAD + extra)
     assert expected in one_line_error(config)
+
+
+# ---- exec: prompts (src/prompts/processors/executable.ts), run in the sandbox ------------------
+
+GEN_PY = """\
+import json, os, sys
+context = json.loads(sys.argv[-1])
+print("\\x1b[1mHello " + context["vars"]["name"] + "\\x1b[0m via " + context["provider"]["id"]
+      + " key=" + os.environ.get("SECRET_TOKEN", "none") + " {{ task }}  ")
+"""
+
+
+def test_executable_prompts_print_the_prompt_in_the_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "s3cret")
+    (tmp_path / "gen.py").write_text(GEN_PY)
+    (tmp_path / "gen.sh").write_text('#!/bin/sh\necho "args: $# first=$1"\n')
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts:\n  - {label: py, raw: 'exec:python3 gen.py'}\n  - 'exec:./gen.sh --flag'\n"
+                      "providers: [echo]\ntests: [{vars: {name: Alice, task: explain recursion}}]\n")
+    suite, _ = load_suite(config)
+    # stdout without ANSI escapes, trimmed, then rendered as a template; the context is the last argument
+    assert [c.input[0].content for c in suite.tests] == ["Hello Alice via echo key=none explain recursion",
+                                                         "args: 2 first=--flag"]
+
+
+@pytest.mark.parametrize(("prompt", "files", "expected"), [
+    ("exec:./absent.sh", {}, "prompts[0]: file not found: exec:./absent.sh"),
+    ("exec:echo hi", {}, "names no file beside the config"),
+    ("exec:./fail.sh", {"fail.sh": "#!/bin/sh\necho 'no prompt today' >&2\nexit 3\n"},
+     "exec:./fail.sh failed in the sandbox: exited with 3: no prompt today"),
+    ("exec:./quiet.sh", {"quiet.sh": "#!/bin/sh\necho 'only a warning' >&2\n"},
+     "exec:./quiet.sh printed no prompt: only a warning"),
+])
+def test_failing_executable_prompts_are_one_line(tmp_path: Path, prompt: str, files: dict[str, str],
+                                                 expected: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"prompts: ['{prompt}']\nproviders: [echo]\ntests: [{{vars: {{q: x}}}}]\n")
+    assert expected in one_line_error(config)

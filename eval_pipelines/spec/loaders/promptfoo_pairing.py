@@ -86,6 +86,8 @@ def prompt_raw(prompt: Prompt) -> str:
     prompt's messages as JSON, a function prompt's source."""
     if prompt.script is not None:
         return prompt.script.file.read_text(errors="replace")
+    if prompt.command is not None:  # promptfoo's raw: the script's text
+        return prompt.command.files[0][1].read_text(errors="replace")
     if prompt.messages is not None:
         return json.dumps([{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
                             else str(getattr(m["content"], "ref", m["content"]))} for m in prompt.messages])

@@ -12,7 +12,8 @@ warning). Entries may also be mappings ``{raw|id, label}``, or ``{label, message
 ``file://`` text/JSON file read as a template). Function prompts (``file://x.js[:fn]``,
 ``file://x.py:fn``, also as a message's ``content``) are called per test in the sandbox with
 ``{vars, provider}`` (``promptfoo_scripts``); what they return is the prompt (a string, chat
-messages, or ``{prompt}``), rendered as a template as promptfoo's renderPrompt does.
+messages, or ``{prompt}``), rendered as a template as promptfoo's renderPrompt does. ``exec:``
+prompts run their command in the sandbox per test (``promptfoo_exec``): its stdout is the prompt.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
@@ -36,6 +37,7 @@ import jinja2
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_exec import Executable, executable_prompt_text, parse_executable
 from eval_pipelines.spec.loaders.promptfoo_filters import FilterFailed
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
@@ -81,9 +83,10 @@ class Prompt:
     ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
     script: Script | None = None  # a function prompt: called per test (its messages may hold scripts too)
     config: dict[str, Any] | None = None  # its own `config`, laid over its providers' (promptfoo_pairing)
+    command: Executable | None = None  # an `exec:` prompt: run per test in the sandbox
 
     def runs_code(self) -> bool:
-        return self.script is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
+        return self.script is not None or self.command is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
 
     def names(self) -> list[str]:
         return [n for n in (self.label, self.ident) if n]
@@ -239,10 +242,9 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     if isinstance(raw, str):
         if raw.startswith("file://"):
             return _file_prompts(ctx, doc, path, raw, label)
-        if raw.startswith("exec:"):  # promptfoo runs the script and uses its stdout as the prompt
-            ctx.error(doc, path, f"executable prompts ({raw.split()[0]}) are not supported",
-                      "text, JSON, YAML or CSV prompts")
-            return []
+        if raw.startswith("exec:"):  # promptfoo runs the command; its stdout is the prompt (promptfoo_exec)
+            command = parse_executable(ctx, doc, path, raw)
+            return [Prompt(label or raw, command=command)] if command else []
         if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
             return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
@@ -401,8 +403,9 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                                                                      PROMPT_ENV.get())))
             return out
         template = prompt.text or ""
-        if prompt.script is not None:
-            template = function_prompt_text(ctx, doc, path, prompt.script, variables, provider)
+        if prompt.script is not None or prompt.command is not None:
+            template = (function_prompt_text(ctx, doc, path, prompt.script, variables, provider) if prompt.script
+                        else executable_prompt_text(ctx, doc, path, prompt.command, variables, provider, prompt.config))
             if template is None:
                 return None
         lone = template.strip().removeprefix("{{").removesuffix("}}").strip()
