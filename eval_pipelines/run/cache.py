@@ -49,9 +49,10 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
         "tools": [_plain(t) for t in getattr(request, "tools", None) or []],
         "max_steps": getattr(request, "max_steps", None),
         "response_schema": getattr(request, "response_schema", None),
-        "model_settings": getattr(request, "model_settings", None),
         "trial": request.trial,
     }
+    if getattr(request, "model_settings", None):  # only when set: earlier keys stay valid
+        key["model_settings"] = request.model_settings
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -310,3 +310,18 @@ def test_failing_executable_prompts_are_one_line(tmp_path: Path, prompt: str, fi
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(f"prompts: ['{prompt}']\nproviders: [echo]\ntests: [{{vars: {{q: x}}}}]\n")
     assert expected in one_line_error(config)
+
+
+def test_the_response_cache_tells_prompt_settings_apart() -> None:
+    from eval_pipelines.run.cache import request_hash
+    from eval_pipelines.run.targets.base import TargetRequest
+    from eval_pipelines.run.targets.config import OpenAITargetConfig
+    from eval_pipelines.spec.models import Message
+
+    target = OpenAITargetConfig(name="t", model="m")
+    def request(settings):  # noqa: ANN001, ANN202
+        return TargetRequest(test_id="a", trial=1, system_prompt=None, messages=[Message(role="user", content="x")],
+                             timeout_s=5, model_settings=settings)
+    plain, structured = request(None), request({"response_format": {"type": "json_schema"}})
+    assert request_hash(target, None, plain) != request_hash(target, None, structured)
+    assert request_hash(target, None, plain) == request_hash(target, None, request({}))
