@@ -325,3 +325,46 @@ def test_the_response_cache_tells_prompt_settings_apart() -> None:
     plain, structured = request(None), request({"response_format": {"type": "json_schema"}})
     assert request_hash(target, None, plain) != request_hash(target, None, structured)
     assert request_hash(target, None, plain) == request_hash(target, None, request({}))
+
+
+def test_a_provider_response_format_is_sent_and_parsed_for_javascript(
+        tmp_path: Path, fake_openai, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # examples/openai-structured-output's shape: response_format on the provider
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    fake_openai.responder = lambda body: '{"category": "billing"}'
+    (tmp_path / "format.json").write_text('{"type": "json_object"}')
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['Analyze: {{ query }}']\nproviders:\n"
+        f"  - {{id: 'openai:chat:fake-model', label: schema, config: {{apiBaseUrl: '{fake_openai.base_url}', "
+        f"apiKeyEnvar: FAKE_KEY, response_format: {SENTIMENT_SCHEMA}}}}}\n"
+        "tests: [{vars: {query: refund me}, assert: [{type: javascript, value: \"output.category === 'billing'\"}]}]\n")
+    db = tmp_path / "r.duckdb"
+    code = main(["run", str(config), "--db", str(db)])
+    out = capsys.readouterr()
+    assert code == ExitCode.OK, out
+    sent = [b for b in fake_openai.requests if b]
+    assert [b["response_format"]["json_schema"]["name"] for b in sent] == ["MovieReviewSentiment"]
+    with connect(db) as con:
+        assert con.execute("SELECT passed FROM grades").fetchall() == [(True,)]
+    # a file:// response_format is read; a second provider without json_schema: text, with a warning
+    config.write_text(config.read_text().replace(
+        "  - {id: 'openai:chat:fake-model', label: schema",
+        "  - {id: 'openai:chat:fake-model', label: plain, config: {response_format: file://format.json}}\n"
+        "  - {id: 'openai:chat:fake-model', label: schema"))
+    suite, warnings = load_suite(config)
+    assert suite.target_configs[0]["response_format"] == {"type": "json_object"}
+    assert not suite.tests[0].assertions[0].config.get("output_json")
+    assert any("response_format json_schema on schema only" in w for w in warnings)
+
+
+def test_response_format_files_and_their_nested_schema_files_are_read() -> None:
+    # examples/openai-responses: response_format: file://nested_response_format.json, whose
+    # `schema` is file://event_schema.json (promptfoo's maybeLoadResponseFormatFromExternalFile)
+    suite, _ = load_suite(CORPUS / "openai-responses" / "promptfooconfig.external-format.yaml")
+    formats = {c["name"]: c.get("response_format") for c in suite.target_configs}
+    nested = [f for f in formats.values() if f and f.get("name") == "event_extraction" and "description"
+              in f["schema"].get("required", [])]
+    assert nested and nested[0]["schema"]["properties"]["participants"]["type"] == "array"
+    assert all(f and f["type"] == "json_schema" for f in formats.values())

@@ -209,6 +209,8 @@ class OpenAITarget:
             body["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             body["max_tokens"] = self.config.max_tokens
+        if self.config.response_format is not None:
+            body["response_format"] = self.config.response_format
         body.update(extra or {})
         started = time.perf_counter()
         last_error = "no attempt made"

@@ -286,7 +286,7 @@ class Loader:
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
                 settings = prompt_settings(self.ctx, doc, prompt, runs_on)
-                assertions = with_parsed_output(by_vars[key], settings)
+                assertions = with_parsed_output(self.ctx, doc, by_vars[key], settings, runs_on)
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:

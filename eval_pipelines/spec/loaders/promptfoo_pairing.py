@@ -66,10 +66,22 @@ def prompt_settings(ctx: LoadContext, doc: Document, prompt: Prompt,
         return None
 
 
-def with_parsed_output(assertions: list[Assertion], settings: PromptModelSettings | None) -> list[Assertion]:
-    """The case's assertions, its script assertions handed the output parsed when the prompt asks
-    for a ``json_schema`` answer (as promptfoo's OpenAI chat provider parses it)."""
-    if settings is None or (settings.response_format or {}).get("type") != "json_schema":
+def with_parsed_output(ctx: LoadContext, doc: Document, assertions: list[Assertion],
+                       settings: PromptModelSettings | None, runs_on: list[Provider]) -> list[Assertion]:
+    """The case's assertions, its script assertions handed the output parsed when the answer is
+    asked as ``json_schema`` (the prompt's ``response_format``, else each provider's), as promptfoo's
+    OpenAI chat provider parses it. When only some of the case's providers ask so, the assertions
+    get the text (they are shared by the case's targets), with a stored warning."""
+    def parsed(provider: Provider) -> bool:
+        fmt = (settings.response_format if settings is not None else None) or \
+            (provider.config or {}).get("response_format") or {}
+        return (provider.config or {}).get("type") == "openai" and fmt.get("type") == "json_schema"
+    asks = [p for p in runs_on if parsed(p)]
+    if not asks or not any(a.type in PARSED_OUTPUT_TYPES for a in assertions):
+        return assertions
+    if len(asks) < len(runs_on):
+        ctx.warnings.append(f"{doc.file}: response_format json_schema on {', '.join(p.name for p in asks)} only: "
+                            "javascript/python assertions get the output as text (promptfoo parses it for those)")
         return assertions
     return [a.model_copy(update={"config": {**a.config, "output_json": True}})
             if a.type in PARSED_OUTPUT_TYPES else a for a in assertions]
