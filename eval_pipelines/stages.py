@@ -224,7 +224,7 @@ def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[M
     async def passes(output: ModelOutput) -> bool:
         judge = _judge(ctx, stored)  # its client belongs to this event loop: closed after use
         try:
-            ((_, grades),) = await agrade_outputs(suite, [output], suite_dir, judge, context)
+            ((_, grades),) = await agrade_outputs(suite, [output], suite_dir, judge, context, compare=False)
         finally:
             if judge is not None and hasattr(judge, "aclose"):
                 await judge.aclose()

@@ -113,6 +113,9 @@ class Outcome:
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
     status: GradeStatus = "graded"
+    # A grader that decides the verdict itself (promptfoo's assertScoringFunction returns
+    # `pass` and `score` apart); None: passed when the score reaches the pass mark.
+    passed: bool | None = None
 
     @classmethod
     def binary(cls, ok: bool, reason: str, **details: Any) -> "Outcome":
@@ -120,6 +123,14 @@ class Outcome:
 
 
 P = TypeVar("P", bound=Params)
+
+
+class CompareItem(NamedTuple):
+    """One output of a group a compare grader sees: its key, its input and its other grades."""
+
+    key: OutputKey
+    inp: GradeInput
+    grades: list[Grade]
 
 
 class BatchOutcomes(NamedTuple):
@@ -160,6 +171,17 @@ class Grader(Generic[P]):
         return []
 
     def grade(self, params: P, inp: GradeInput) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # Compare graders (promptfoo's select-best, max-score) grade all outputs of one test together:
+    # dispatch skips them output by output and calls ``acompare`` once the whole group is graded,
+    # with each output's input and its other grades; one outcome per item, in order.
+    compares: ClassVar[bool] = False
+    # "test": the outputs of one test across prompts and targets; "output": each output alone,
+    # after its other assertions (graded before the "test" ones, as promptfoo does).
+    compare_scope: ClassVar[Literal["test", "output"]] = "test"
+
+    async def acompare(self, params: P, items: Sequence["CompareItem"]) -> list[Outcome]:  # pragma: no cover
         raise NotImplementedError
 
     async def agrade(self, params: P, inp: GradeInput) -> Outcome:

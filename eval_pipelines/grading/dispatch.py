@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Callable, Container, Sequence
 import numpy as np
 import pandas as pd
 
-from eval_pipelines.grading.base import Grade, GradeInput, GradingContext, Measurements, Outcome
+from eval_pipelines.grading.base import CompareItem, Grade, GradeInput, GradingContext, Measurements, Outcome
 from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.spec.assertions import COMMON_FIELDS
-from eval_pipelines.spec.models import Assertion, Suite, TestCase
+from eval_pipelines.spec.models import Assertion, Suite, TestCase, with_answers
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
@@ -60,9 +60,10 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([assertion.negate]),
                                          np.array([assertion.pass_minimum()]),
                                          np.array([outcome.status == "graded"]))
+    verdict = outcome.passed if outcome.passed is not None and outcome.status == "graded" else bool(passed[0])
     return Grade(
         assertion_index=index, assertion_type=assertion.type, assertion_name=assertion.label,
-        score=float(scores[0]), passed=bool(passed[0]), status=outcome.status,
+        score=float(scores[0]), passed=verdict, status=outcome.status,
         reason=f"negated: {outcome.reason}" if negated[0] else outcome.reason,
         weight=assertion.weight, required=assertion.required, details=outcome.details,
     )
@@ -103,7 +104,7 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
     key = (output.test_id, output.target, output.trial)
     text = output.output or ""
     return GradeInput(
-        case=case, output=text,
+        case=with_answers(case, output.answers), output=text,
         measurements=Measurements(latency_ms=output.latency_ms, prompt_tokens=output.prompt_tokens,
                                   completion_tokens=output.completion_tokens, cost_usd=output.cost_usd,
                                   llm_calls=output.llm_calls, tool_calls=output.tool_calls),
@@ -114,26 +115,74 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
 
 async def agrade_outputs(suite: Suite, outputs: Sequence[ModelOutput], suite_dir: Path | None = None,
                          judge: "Judge | None" = None, context: GradingContext | None = None,
-                         skip: Container[tuple[str, int]] = frozenset()) -> list[tuple[ModelOutput, list[Grade]]]:
+                         skip: Container[tuple[str, int]] = frozenset(),
+                         compare: bool = True) -> list[tuple[ModelOutput, list[Grade]]]:
     """Every output's grades, one by one; judge calls and scripts run concurrently, bounded.
 
     ``skip`` holds (test_id, assertion_index) pairs graded elsewhere (in batch).
     Outputs that are errors get no grades (scoring reports them as errors).
+    Compare assertions are graded once all outputs are (``compare``; off for a lone
+    output graded early, which cannot be compared).
     """
     context = context or GradingContext()
     cases = {case.id: case for case in suite.tests}
     limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
+    inputs: dict[tuple[str, str, int], GradeInput] = {}
 
     async def one(output: ModelOutput) -> tuple[ModelOutput, list[Grade]]:
         if output.error is not None or output.output is None:
             return output, []
         inp = grade_input(output, cases[output.test_id], suite_dir, judge, context)
+        inputs[(output.test_id, output.target, output.trial)] = inp
         async with limit:
             grades = [await agrade_output(a, inp, i) for i, a in enumerate(inp.case.assertions)
-                      if (inp.case.id, i) not in skip]
+                      if (inp.case.id, i) not in skip and not _compares(a)]
         return output, grades
 
-    return list(await asyncio.gather(*(one(o) for o in outputs)))
+    graded = list(await asyncio.gather(*(one(o) for o in outputs)))
+    if compare:
+        await _grade_compared(suite, graded, inputs)
+    return graded
+
+
+def _compares(assertion: Assertion) -> bool:
+    grader = get_grader(assertion.type)
+    return grader is not None and grader.compares
+
+
+async def _grade_compared(suite: Suite, graded: list[tuple[ModelOutput, list[Grade]]],
+                          inputs: dict[tuple[str, str, int], GradeInput]) -> None:
+    """Compare assertions (select-best, max-score) over each group of outputs: the outputs of one
+    test across its prompts (cases sharing ``metadata.compare_group``) and targets, per trial.
+    Each output's grades get the compare grade, in assertion order."""
+    order = {case.id: n for n, case in enumerate(suite.tests)}
+    groups: dict[tuple[int, str, int, int], list[tuple[ModelOutput, list[Grade]]]] = {}
+    for output, grades in graded:
+        inp = inputs.get((output.test_id, output.target, output.trial))
+        if inp is None:
+            continue
+        for index, assertion in enumerate(inp.case.assertions):
+            grader = get_grader(assertion.type)
+            if grader is None or not grader.compares:
+                continue
+            alone = grader.compare_scope == "output"  # these first: they never see the others' grades
+            group = f"{output.test_id}\0{output.target}" if alone else \
+                str(inp.case.metadata.get("compare_group", inp.case.id))
+            groups.setdefault((0 if alone else 1, group, output.trial, index), []).append((output, grades))
+    for (_, _, _, index), members in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        members.sort(key=lambda m: (order[m[0].test_id], m[0].target))
+        items = [CompareItem((o.test_id, o.target, o.trial), inputs[(o.test_id, o.target, o.trial)], list(g))
+                 for o, g in members]
+        assertion = items[0].inp.case.assertions[index]
+        grader = get_grader(assertion.type)
+        assert grader is not None
+        try:
+            outcomes = await grader.acompare(grader.Params.model_validate(assertion.config), items)
+        except Exception as exc:  # noqa: BLE001 - recorded as error grades, as one output's failure is
+            outcomes = [Outcome(0.0, f"grader failed: {type(exc).__name__}: {exc}", status="error")] * len(items)
+        for item, (_, grades), outcome in zip(items, members, outcomes):
+            grades.append(_grade_from(item.inp.case.assertions[index], outcome, index))
+            grades.sort(key=lambda g: g.assertion_index)
 
 
 # ---- whole columns ---------------------------------------------------------------
@@ -143,6 +192,8 @@ def batch_plan(suite: Suite) -> pd.DataFrame:
     validated parameters and the case as Python objects."""
     rows: list[dict[str, Any]] = []
     for case in suite.tests:
+        if case.after:  # a conversation turn is graded filled with its earlier answers, one by one
+            continue
         for index, assertion in enumerate(case.assertions):
             grader = get_grader(assertion.type)
             if grader is None or not grader.batchable:
@@ -207,8 +258,23 @@ GradedAlready = dict[tuple[str, str, int], tuple[ModelOutput, list[Grade]]]
 def _same_output(a: ModelOutput, b: ModelOutput) -> bool:
     """The same answer as far as any grader can tell (attempt counters and the cache flag aside)."""
     def plain(o: ModelOutput) -> ModelOutput:
-        return replace(o, cached=False, attempts=0, trace=json.loads(json.dumps(o.trace, default=str)))
+        return replace(o, cached=False, attempts=0, answers={},
+                       trace=json.loads(json.dumps(o.trace, default=str)))
     return plain(a) == plain(b)
+
+
+def _fill_answers(suite: Suite, decoded: list[ModelOutput], outputs: pd.DataFrame) -> None:
+    """Give each conversation turn the earlier answers it was sent with (``TestCase.after``),
+    from the stored outputs of the same target and trial (an error row's answer is None)."""
+    after = {c.id: c.after for c in suite.tests if c.after}
+    if not after:
+        return
+    stored = {(r["test_id"], r["target"], int(r["trial"])):
+              r["output"] if isinstance(r["output"], str) and not isinstance(r["error"], str) else None
+              for r in outputs[["test_id", "target", "trial", "output", "error"]].to_dict("records")}
+    for o in decoded:
+        if o.test_id in after and not o.answers:
+            o.answers = {earlier: stored.get((earlier, o.target, o.trial)) for earlier in after[o.test_id]}
 
 
 def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.DataFrame], list[ModelOutput]],
@@ -222,18 +288,23 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
     (created only then, and closed on the same event loop). An output graded already
     (``graded_already``) and stored unchanged keeps those grades: no second judge call.
     """
+    # Cases with a compare assertion are graded one by one: max-score reads their other grades, and
+    # their outputs are graded again (not kept from the model phase), so their groups are whole.
+    comparing = {c.id for c in suite.tests if any(_compares(a) for a in c.assertions)}
     plan = batch_plan(suite)
+    plan = plan[~plan["test_id"].isin(comparing)]
     batched = grade_batch(plan, outputs)
     handled = set(zip(plan["test_id"], plan["assertion_index"]))
     scalar_cases = {c.id for c in suite.tests if any((c.id, i) not in handled for i in range(len(c.assertions)))}
     rows = []
     if scalar_cases and not outputs.empty:
         one_by_one = to_outputs(outputs[outputs["test_id"].isin(scalar_cases)])
+        _fill_answers(suite, one_by_one, outputs)
         kept: list[tuple[ModelOutput, list[Grade]]] = []
         to_grade: list[ModelOutput] = []
         for o in one_by_one:
             earlier = (graded_already or {}).get((o.test_id, o.target, o.trial))
-            if earlier is not None and _same_output(earlier[0], o):
+            if earlier is not None and _same_output(earlier[0], o) and o.test_id not in comparing:
                 kept.append((o, [g for g in earlier[1] if (o.test_id, g.assertion_index) not in handled]))
             else:
                 to_grade.append(o)

@@ -68,6 +68,18 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None, *,
         return CaseScore(None, None, "not_run", output_error)
     if output_error is not None:
         return CaseScore(0.0, "fail", "error", f"no output: {output_error}")
+    function = next((g for g in grades if g.assertion_type == "scoring_function"), None)
+    if function is not None:  # promptfoo's assertScoringFunction: its {pass, score} are the test's
+        rest = [g for g in grades if g is not function]
+        base = score_case(rest, rule=rule, threshold=threshold) if rest else None
+        if base is not None and base.status in ("error", "pending_human"):
+            return base
+        # select-best / max-score are applied after the function, as in promptfoo's evaluator
+        lost = next((g for g in rest if g.assertion_type in ("select_best", "max_score") and not g.passed), None)
+        if lost is not None:
+            return CaseScore(0.0, "fail", "graded", f"{lost.assertion_name}: {lost.reason}")
+        return CaseScore(function.score, "pass" if function.passed else "fail", "graded",
+                         f"scoring function: {function.reason}")
     if not grades:
         return CaseScore(None, None, "not_evaluated", "no assertions or criteria to evaluate")
     errored = [g for g in grades if g.status == "error"]

@@ -15,6 +15,16 @@ from eval_pipelines.reports.json_report import case_label
 OUTCOMES = ("pass", "borderline", "fail", "error", "not_evaluated", "pending_human")
 # Keys of grade details shown as text beside the reason (the judge's own words).
 REASONING_KEYS = ("feedback", "reasoning", "explanation", "rationale", "judge_reasoning", "comment")
+# An input longer than this (a base64 file variable written into a text prompt) is cut on the page.
+MAX_INPUT_SHOWN = 20_000
+
+
+def shown_input(text: str) -> str:
+    """The case's input as the page shows it: whole, or its start and how much was left out."""
+    if len(text) <= MAX_INPUT_SHOWN:
+        return text
+    return (f"{text[:MAX_INPUT_SHOWN]}\n... {len(text) - MAX_INPUT_SHOWN} more characters "
+            "(the whole input is in test_cases.messages)")
 
 
 def _grade_rows(grades: list[Grade]) -> str:
@@ -39,7 +49,7 @@ def _grade_rows(grades: list[Grade]) -> str:
 
 
 def _detail(case: CaseResult, data: ReportData) -> str:
-    fields = [("Input", pre(case.input))]
+    fields = [("Input", pre(shown_input(case.input)))]
     if case.expected is not None:
         fields.append(("Expected", pre(case.expected)))
     if case.criteria:
@@ -132,7 +142,8 @@ def results_section(data: ReportData) -> str:
     bodies = []
     for order, case in enumerate(listed):
         label = case_label(case, data)
-        search = " ".join(filter(None, [case.test_id, case.name, case.input, case.output, case.error])).lower()
+        search = " ".join(filter(None, [case.test_id, case.name, shown_input(case.input),
+                                         case.output, case.error])).lower()
         attrs = {
             "id": f"case-{slug(label)}", "data-order": order, "data-id": case.test_id, "data-name": case.name or "",
             "data-category": case.category, "data-target": case.target, "data-trial": case.trial,

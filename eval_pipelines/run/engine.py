@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
-from eval_pipelines.spec.models import Suite, TestCase
+from eval_pipelines.spec.models import Suite, TestCase, with_answers
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import (
@@ -101,8 +101,41 @@ async def collect_outputs(
             return False
         return True if passes is None else await passes(result)
 
+    # A conversation turn waits for the answers of its earlier turns (same target and trial).
+    # It waits before taking a slot of the target's limit, and earlier turns are earlier jobs,
+    # already taken by a worker: a wait always ends.
+    # Only answers some job will give are awaited: an earlier turn that does not run on this
+    # target or trial (fewer trials of its own) counts as unanswered.
+    jobs = [
+        (case, target_name, trial)
+        for case in suite.tests
+        for target_name in suite.targets_for(case)
+        for trial in range(suite.trials_for(case))
+    ]
+    loop = asyncio.get_running_loop()
+    exists = {(case.id, name, trial) for case, name, trial in jobs}
+    awaited = {key: loop.create_future()
+               for case in suite.tests for earlier in case.after
+               for name in suite.targets_for(case) for trial in range(suite.trials_for(case))
+               if (key := (earlier, name, trial)) in exists}
+
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
+        result: ModelOutput | None = None
+        try:
+            result = await _one(case, target_name, trial)
+            return result
+        finally:
+            answer = awaited.get((case.id, target_name, trial))
+            if answer is not None and not answer.done():
+                answer.set_result(result.output if result is not None and result.error is None else None)
+
+    async def _one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
         nonlocal spent
+        answers: dict[str, str | None] = {}
+        for earlier in case.after:
+            pending = awaited.get((earlier, target_name, trial))
+            answers[earlier] = await pending if pending is not None else None
+        case = with_answers(case, answers)
         target = targets[target_name]
         if case.cache is False:
             target = _uncached(target)
@@ -115,6 +148,7 @@ async def collect_outputs(
                                          f"(${spent:.4f} spent)")
             request = _request(suite, case, trial)
             result = await _generate(target, request, case, target_name, trial)
+            result.answers = answers
             reruns = suite.reruns_for(case)
             ok = await passed(result) if (reruns or suite.settings.fail_fast) else True
             for _ in range(reruns if not ok else 0):
@@ -124,6 +158,7 @@ async def collect_outputs(
                     spent += result.cost_usd or 0.0
                 again = await _generate(_uncached(target), request, case, target_name, trial)
                 again.attempts += result.attempts
+                again.answers = answers
                 result = again
                 ok = await passed(result)
                 if ok:
@@ -136,12 +171,6 @@ async def collect_outputs(
             on_output(result)
         return result
 
-    jobs = [
-        (case, target_name, trial)
-        for case in suite.tests
-        for target_name in suite.targets_for(case)
-        for trial in range(suite.trials_for(case))
-    ]
     # A fixed pool of workers, not one task per job: 100,000 pending tasks held
     # about half a gigabyte; the pool keeps only as many as can run at once.
     results: list[ModelOutput | None] = [None] * len(jobs)
@@ -215,7 +244,9 @@ async def run_model_phase(
             targets[name] = target
         if cache is not None:
             keys = [t.key(_request(suite, case, trial))
-                    for case in suite.tests if case.cache is not False for n in suite.targets_for(case)
+                    # a later conversation turn's request holds earlier answers: its key is not known yet
+                    for case in suite.tests if case.cache is not False and not case.after
+                    for n in suite.targets_for(case)
                     if isinstance(t := targets[n], CachedTarget)
                     for trial in range(suite.trials_for(case))]
             await asyncio.to_thread(cache.preload, keys)

@@ -7,9 +7,12 @@ format differences of the seeds stay inside the loaders.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Literal
+import json
+from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+
+from eval_pipelines.spec.content_parts import ContentPart, text_view
 
 Verdict = Literal["pass", "borderline", "fail"]
 
@@ -19,10 +22,25 @@ class Model(BaseModel):
 
 
 class Message(Model):
-    """One chat message; ``content`` is text (typed parts are flattened by loaders)."""
+    """One chat message. ``content`` is its text; a message written as content parts (an image,
+    an audio clip: spec/content_parts.py) keeps them in ``parts``, which OpenAI-compatible targets
+    send, and ``content`` is then their text view (non-text parts as placeholders)."""
 
     role: Literal["system", "user", "assistant", "tool"] = "user"
     content: str
+    parts: list[ContentPart] | None = None
+
+    @classmethod
+    def of_parts(cls, role: str, parts: list[Any]) -> Message:
+        return cls(role=role, content=text_view(parts), parts=parts)  # type: ignore[arg-type]
+
+    @model_serializer(mode="wrap")
+    def _without_absent_parts(self, handler: Any) -> dict[str, Any]:
+        # A text message dumps as before: stored rows and cache keys of text suites do not change.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("parts") is None:
+            data.pop("parts", None)
+        return data
 
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -263,6 +281,11 @@ class TestCase(Model):
     # Where the case came from, for error messages and the test_cases table.
     source_file: str | None = None
     source_line: int | None = None
+    # Earlier turns of the same conversation (promptfoo's `_conversation`), in order. The
+    # case was written before their answers exist, so each answer stands in it as
+    # ``output_mark(id)``; the model phase waits for them (same target, same trial) and
+    # sends ``with_answers(case, ...)``. Graders see the filled case too.
+    after: list[str] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -287,6 +310,25 @@ class TestCase(Model):
     @classmethod
     def _unique_tool_names(cls, value: list[ToolSpec]) -> list[ToolSpec]:
         return _unique_tools(value)
+
+
+def output_mark(case_id: str) -> str:
+    """Where an earlier turn's answer goes in a later turn's input (see ``TestCase.after``);
+    the test_cases table shows the mark, model_outputs the answer."""
+    return f"\u27e6output of {case_id}\u27e7"
+
+
+def with_answers(case: TestCase, answers: Mapping[str, str | None]) -> TestCase:
+    """``case`` with each earlier turn's mark replaced by that turn's answer: in its messages,
+    assertions and variables alike. A turn without an answer (an error row) gives "", as
+    promptfoo records ``output || ''`` in the conversation."""
+    if not case.after:
+        return case
+    text = case.model_dump_json()
+    for case_id in case.after:
+        mark = json.dumps(output_mark(case_id), ensure_ascii=False)[1:-1]
+        text = text.replace(mark, json.dumps(answers.get(case_id) or "", ensure_ascii=False)[1:-1])
+    return TestCase.model_validate_json(text)
 
 
 class DerivedMetric(Model):
@@ -347,6 +389,19 @@ class Suite(Model):
     @classmethod
     def _unique_tool_names(cls, value: list[ToolSpec]) -> list[ToolSpec]:
         return _unique_tools(value)
+
+    @model_validator(mode="after")
+    def _turns_follow_earlier_cases(self) -> "Suite":
+        # The model phase runs a turn after the turns it names; a later or unknown one would
+        # leave it waiting for an answer that never comes.
+        seen: set[str] = set()
+        for case in self.tests:
+            missing = [c for c in case.after if c not in seen]
+            if missing:
+                raise ValueError(f"test {case.id!r}: `after` names {', '.join(missing)}, "
+                                 "which is not an earlier test of the suite")
+            seen.add(case.id)
+        return self
 
     def targets_for(self, case: TestCase) -> list[str]:
         return case.targets if case.targets is not None else self.execution.targets

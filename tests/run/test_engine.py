@@ -278,3 +278,41 @@ def test_core_modules_do_not_import_dagster() -> None:
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+class _Answering:
+    """Answers with the request's messages joined, after a pause, recording what it was sent."""
+
+    concurrency = 4
+
+    def __init__(self, name: str) -> None:
+        self.name, self.sent = name, []
+
+    async def generate(self, request: TargetRequest) -> ModelOutput:
+        await asyncio.sleep(0.01)
+        self.sent.append((request.test_id, request.trial, [m.content for m in request.messages]))
+        return ModelOutput(request.test_id, self.name, request.trial, "|".join(m.content for m in request.messages))
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_conversation_turn_is_sent_with_the_earlier_answers_of_its_target_and_trial(concurrency: int) -> None:
+    from eval_pipelines.spec.models import output_mark
+
+    first = case("a", "hi")
+    second = TestCase(id="b", input=[Message(content="hi"), Message(role="assistant", content=output_mark("a")),
+                                     Message(content="more")], after=["a"])
+    # c follows a, which has no third trial and does not run on "other": those answers are "".
+    third = TestCase(id="c", input=[Message(content=output_mark("a"))], after=["a"], trials=3)
+    suite = suite_of(first, second, third, targets=["t", "other"], trials=2)
+    suite.tests[0].targets = ["t"]
+    targets = {"t": _Answering("t"), "other": _Answering("other")}
+    outputs = asyncio.run(collect_outputs(suite, targets, concurrency=concurrency))
+    sent = {(tid, trial): msgs for tid, trial, msgs in targets["t"].sent}
+    assert sent[("b", 0)] == ["hi", "hi", "more"] and sent[("b", 1)] == ["hi", "hi", "more"]
+    assert [sent[("c", i)] for i in range(3)] == [["hi"], ["hi"], [""]]
+    assert {tuple(m) for tid, _, m in targets["other"].sent} == {("hi", "", "more"), ("",)}
+    assert len(outputs) == 2 + 4 + 6 and all(o.error is None for o in outputs)
+    assert next(o for o in outputs if o.test_id == "b").answers == {"a": "hi"}

@@ -6,7 +6,7 @@ or fails with one-line errors naming a file of its example, the field and the fe
 
 The issue's bar is 80%. AgentV HEAD meets it. The promptfoo corpus (the in-scope example
 configs found in the stored index, see its README) does not: its floor below is the measured
-62/95 (65%), so a change that loads fewer examples fails here; raise it when a change loads more.
+69/95 (73%), so a change that loads fewer examples fails here; raise it when a change loads more.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
 # files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 95, 0.69, 0.785), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
+    (PROMPTFOO, {"promptfoo"}, 95, 0.768, 0.89), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:
@@ -89,11 +89,12 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
     # exec: prompts run in the sandbox; prompt-generator.sh is not in the index
     assert "file not found: exec:./prompt-generator.sh" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
-    assert "_conversation" in reasons["config-multi-turn/promptfooconfig.yaml"][0]
-    # an image part is refused, not dropped (they loaded before with an empty prompt)
-    assert "content parts of type input_image" in reasons["openai-vision/promptfooconfig.yaml"][0]
-    assert "content parts of type input_image" in reasons["openai-responses/promptfooconfig.image.yaml"][0]
-    assert "_conversation" in reasons["openai-realtime/promptfooconfig-conversation.yaml"][0]  # in its function
+    assert "config-multi-turn/promptfooconfig.yaml" not in reasons  # _conversation (promptfoo_history)
+    # image parts are sent as parts (test_promptfoo_media.py); the audio example lacks its mp3 files
+    assert "openai-vision/promptfooconfig.yaml" not in reasons
+    assert "openai-responses/promptfooconfig.image.yaml" not in reasons
+    assert "file not found: file://assets/Armstrong_Small_Step.mp3" in reasons["openai-audio/promptfooconfig.yaml"][0]
+    assert "openai-realtime/promptfooconfig-conversation.yaml" not in reasons  # _conversation in its function
     for loads in ("chat-messages-format", "dynamic-var", "config-dynamic-var", "python-test-cases"):  # code run in the sandbox
         assert f"{loads}/promptfooconfig.yaml" not in reasons
     assert any("TypeScript file prompt_chat.ts is not run" in e

@@ -83,8 +83,6 @@ tests:
 
 @pytest.mark.parametrize(("field", "needle"), [
     ("providerOutput: fixed", "providerOutput"),
-    ("assertScoringFunction: file://score.js", "assertScoringFunction"),
-    ("options: {disableConversationVar: true}", "disableConversationVar"),
     ("assert: [{type: contains, value: x, provider: openai:gpt-4o}]", "provider"),
 ])
 def test_unsupported_test_fields_are_refused(tmp_path: Path, field: str, needle: str) -> None:
@@ -313,11 +311,8 @@ def test_a_filter_that_names_nothing_is_one_line(tmp_path: Path, field: str, nee
 
 @pytest.mark.parametrize(("prompts", "needle"), [
     ("['exec:./make-prompt.sh --long']", "prompts[0]: file not found: exec:./make-prompt.sh"),  # run: test_promptfoo_loader_features
-    ("[{label: chat, raw: '{% for t in _conversation %}{{ t.output }}{% endfor %}{{ q }}'}]",
-     "prompts[0]: the _conversation variable (multi-turn history across tests) is not supported"),
 ])
-def test_executable_prompts_and_the_conversation_variable_are_refused(tmp_path: Path, prompts: str,
-                                                                      needle: str) -> None:
+def test_an_absent_executable_prompt_script_is_one_line(tmp_path: Path, prompts: str, needle: str) -> None:
     assert needle in refusal(tmp_path, f"prompts: {prompts}\nproviders: [echo]\n" + ONE_TEST)
 
 
@@ -325,3 +320,14 @@ def test_settings_on_echo_leave_a_warning(tmp_path: Path) -> None:
     _, warnings = load(tmp_path, "prompts: ['{{ q }}']\nproviders: [{id: echo, config: {response_format: x}}]\n"
                                  + ONE_TEST)
     assert [w for w in warnings if "providers[0].config: response_format not used (echo answers with its input)" in w]
+
+
+def test_a_template_cannot_reach_python_objects(tmp_path: Path) -> None:
+    # A plain jinja2 environment would hand this template the interpreter's classes (and with
+    # them a way to run code in our process); the sandboxed one refuses the attribute.
+    marker = tmp_path / "pwned"
+    template = ("{{ ''.__class__.__mro__[1].__subclasses__() }}"
+                "{{ cycler.__init__.__globals__.os.system('touch " + str(marker) + "') }}")
+    line = refusal(tmp_path, f"prompts: [\"{template}\"]\nproviders: [echo]\n" + ONE_TEST)
+    assert "does not render" in line and "unsafe" in line
+    assert not marker.exists()

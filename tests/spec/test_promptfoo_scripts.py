@@ -296,27 +296,18 @@ def test_transform_vars_failures_are_one_line(tmp_path: Path, transform: str, ex
     assert "transformVars" in str(caught.value) and "not supported" in str(caught.value)
 
 
-def test_image_parts_of_a_json_chat_prompt_are_refused_not_dropped(tmp_path: Path) -> None:
+def test_parts_of_a_json_chat_prompt_are_typed_or_joined(tmp_path: Path) -> None:
     (tmp_path / "p.json").write_text('[{"role": "user", "content": [{"type": "input_text", "text": "See {{ q }}"},'
                                      ' {"type": "input_image", "image_url": "{{ url }}"}]}]')
     (tmp_path / "t.json").write_text('[{"role": "user", "content": [{"type": "input_text", "text": "See {{ q }}"},'
                                      ' {"type": "text", "text": "twice"}]}]')
     (tmp_path / "promptfooconfig.yaml").write_text(
         "prompts: [file://p.json]\nproviders: [echo]\ntests: [{vars: {q: x, url: 'http://i'}}]\n")
-    with pytest.raises(SpecErrors) as caught:
-        load_suite(tmp_path / "promptfooconfig.yaml")
-    assert "content parts of type input_image, which are not sent" in str(caught.value).splitlines()[0]
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")  # an image part is kept (test_promptfoo_media.py)
+    assert messages(suite.tests[0]) == [("user", "See x\n[image: http://i]")]
+    assert [p.type for p in suite.tests[0].input[0].parts or []] == ["text", "image_url"]
     (tmp_path / "promptfooconfig.yaml").write_text(
         "prompts: [file://t.json]\nproviders: [echo]\ntests: [{vars: {q: x}}]\n")
     suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
-    assert messages(suite.tests[0]) == [("user", "See x\ntwice")]
-
-
-def test_a_function_prompt_that_reads_conversation_is_refused(tmp_path: Path) -> None:
-    # promptfoo fills _conversation with the earlier turns of a thread (examples/openai-realtime
-    # realtime-conversation.js); run here it would be empty, so the history would be lost silently.
-    config = write_config(tmp_path, "[file://prompt.js]")
-    (tmp_path / "prompt.js").write_text("module.exports = ({ vars }) => (vars._conversation || []).length + '';\n")
-    with pytest.raises(SpecErrors) as caught:
-        load_suite(config)
-    assert "prompts[0]: the _conversation variable" in str(caught.value).splitlines()[0]
+    assert messages(suite.tests[0]) == [("user", "See x\ntwice")]  # text parts only: one text message
+    assert suite.tests[0].input[0].parts is None

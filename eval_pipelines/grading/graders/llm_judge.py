@@ -21,6 +21,10 @@ What is judged
     every criterion on its own scale; each is normalised to [0, 1] and the
     weighted mean is the raw score; ``details.rubric_scores`` has the normalised
     scores, ``details.raw_scores`` the judge's.
+    ``rubric`` as a list of texts (promptfoo's ``g-eval`` with a list,
+    src/assertions/geval.ts): each criterion is judged in its own call and the
+    raw score is the plain mean of their scores; ``details.criteria_scores``
+    holds each criterion's score and reasoning, in order.
 
 Verdict
     ``passed`` is raw score >= ``threshold`` (default 0.8; for an ``EvalRubric``
@@ -148,7 +152,7 @@ class EvalRubric(Params):
 class LLMJudgeParams(Params):
     # A template or prompt file, or (AgentV) `{command: [...]}`: a program that prints the prompt.
     prompt: str | PromptCommand | None = None
-    rubric: EvalRubric | str | None = None
+    rubric: EvalRubric | str | list[str] | None = None
     threshold: float = Field(default=0.8, ge=0, le=1)
     temperature: float | None = Field(default=0, ge=0, le=2)
 
@@ -157,6 +161,8 @@ class LLMJudgeParams(Params):
     def _not_blank(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.strip():
             raise ValueError("must not be empty")
+        if isinstance(value, list) and (not value or not all(v.strip() for v in value)):
+            raise ValueError("a list of criteria must hold at least one criterion, none empty")
         return value
 
 
@@ -188,6 +194,8 @@ class LLMJudge(Grader[LLMJudgeParams]):
         rubric = params.rubric if isinstance(params.rubric, EvalRubric) else None
         if rubric is not None:
             criteria, source = rubric.text(), "rubric"
+        elif isinstance(params.rubric, list):
+            return await self._each_criterion(params, inp, template, prompt_file)
         elif isinstance(params.rubric, str):
             criteria, source = params.rubric, "rubric"
         elif inp.case.criteria:
@@ -195,16 +203,7 @@ class LLMJudge(Grader[LLMJudgeParams]):
         else:
             criteria, source = J.DEFAULT_CRITERIA, "default"
 
-        user = J.render(template, {
-            "input": J.input_text(inp.case),
-            "output": inp.output,
-            "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
-            "criteria": criteria,
-        })
-        if not J.mentions(template, "output"):
-            block = J.case_block(inp.case, inp.output,
-                                 None if J.mentions(template, "criteria") else criteria)
-            user = f"{user.rstrip()}\n\n{block}"
+        user = _user_prompt(template, inp, criteria)
 
         threshold = params.threshold
         if rubric is not None and rubric.passing_threshold is not None \
@@ -245,3 +244,50 @@ class LLMJudge(Grader[LLMJudgeParams]):
         )
         return Outcome(J.calibrate(raw, threshold), J.verdict_reason("judge score", raw, threshold, feedback),
                        details)
+
+    async def _each_criterion(self, params: LLMJudgeParams, inp: GradeInput, template: str,
+                              prompt_file: str | None) -> Outcome:
+        """promptfoo's g-eval with a list: one judgment per criterion, the mean against the threshold."""
+        judge = inp.judge
+        assert judge is not None and isinstance(params.rubric, list)
+        details: dict[str, Any] = {"criteria_source": "rubric"}
+        if prompt_file:
+            details["prompt_file"] = prompt_file
+        per_criterion: list[dict[str, Any]] = []
+        scores: list[float] = []
+        attempts = calls = 0
+        latency = cost = 0.0
+        for criterion in params.rubric:
+            user = _user_prompt(template, inp, criterion)
+            try:
+                asked = await J.ask(judge, J.SYSTEM_PROMPT, J.with_format(user, SCORE_FORMAT),
+                                    lambda d: (J.score_0_1(d), d), temperature=params.temperature)
+            except J.JudgeFailure as exc:
+                return J.failure(judge, exc, criteria_scores=per_criterion, **details)
+            score, data = asked.value
+            scores.append(score)
+            per_criterion.append({"criterion": criterion, "score": round(score, 4),
+                                  "reasoning": J.feedback_of(data)})
+            attempts, calls = attempts + asked.attempts, calls + asked.calls
+            latency, cost = latency + asked.latency_ms, cost + asked.cost_usd
+        raw = sum(scores) / len(scores)
+        feedback = "\n\n".join(c["reasoning"] for c in per_criterion if c["reasoning"])
+        details.update(criteria_scores=per_criterion, raw_score=round(raw, 4), threshold=params.threshold,
+                       passed=raw >= params.threshold, feedback=feedback, judge_model=J.judge_model(judge),
+                       judge_attempts=attempts, judge_calls=calls, judge_latency_ms=round(latency, 1),
+                       judge_cost_usd=cost)
+        return Outcome(J.calibrate(raw, params.threshold),
+                       J.verdict_reason("mean judge score", raw, params.threshold, feedback), details)
+
+
+def _user_prompt(template: str, inp: GradeInput, criteria: str) -> str:
+    user = J.render(template, {
+        "input": J.input_text(inp.case),
+        "output": inp.output,
+        "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
+        "criteria": criteria,
+    })
+    if not J.mentions(template, "output"):
+        block = J.case_block(inp.case, inp.output, None if J.mentions(template, "criteria") else criteria)
+        user = f"{user.rstrip()}\n\n{block}"
+    return user

@@ -8,6 +8,7 @@ and the workspace's setup variables when the suite has a workspace, which is
 then the one other writable folder), no network unless the target says
 ``network: true``, resource limits, and the timeout. The sandbox's level is
 refused when too weak, unless the operator allows it; the error row says so.
+A case whose messages hold image or audio parts is not run: its error row says why.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class CommandTarget:
         timeout = min(self.timeout_s, request.timeout_s)
         if not self.argv:
             return ModelOutput(request.test_id, self.name, request.trial, None, error="empty command")
+        media = sorted({p.type for m in request.messages for p in m.parts or [] if p.type != "text"})
+        if media:  # stdin is text: the image or audio would be lost, so the case is refused, not run
+            return ModelOutput(request.test_id, self.name, request.trial, None,
+                               error=f"a command target cannot take {', '.join(media)} content parts "
+                                     "(its stdin is text); run this case on an OpenAI-compatible target")
         result = await arun_sandboxed(
             self.argv,
             stdin=request.user_text.encode(),

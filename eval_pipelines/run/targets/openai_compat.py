@@ -159,11 +159,14 @@ class OpenAITarget:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    def _messages(self, request: TargetRequest) -> list[dict[str, str]]:
-        messages: list[dict[str, str]] = []
+    def _messages(self, request: TargetRequest) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
-        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        # A message written as content parts (an image, an audio clip) is sent as the list of parts.
+        messages.extend({"role": m.role, "content": m.content if m.parts is None
+                         else [p.model_dump(mode="json", exclude_none=True) for p in m.parts]}
+                        for m in request.messages)
         return messages
 
     def cost(self, reply: Reply) -> float | None:

@@ -32,23 +32,30 @@ this module with its own names.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.spec.assertions import pydantic_errors
+from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_env import apply_env
+from eval_pipelines.spec.loaders.promptfoo_evaluate import (  # noqa: F401 (the field contract reads the key sets here)
+    AGENTV_EVALUATE_NAMES, EVALUATE_KEYS, read_evaluate_options,
+)
 from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
+from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
 from eval_pipelines.spec.loaders.promptfoo_pairing import (
     allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
 )
 from eval_pipelines.spec.loaders.promptfoo_prompts import (
-    PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, render_prompt,
+    PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
 )
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
@@ -56,7 +63,7 @@ from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
-from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase, Trials
+from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
@@ -72,12 +79,10 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
-EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
 AGENTV_EXECUTION_KEYS = {"skip_defaults"}
-AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
 AGENTV_OPTION_NAMES = {"rubric_prompt": "rubricPrompt"}
 
 
@@ -103,36 +108,7 @@ class Loader:
         # promptfoo reads a variable's file:// path from the config's folder, wherever the test
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
-
-    def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
-        if raw is None:
-            return
-        if not isinstance(raw, dict):
-            self.ctx.error(self.doc, (key,), f"got {type(raw).__name__}", "a mapping")
-            return
-        if self.dialect == "agentv":  # AgentV spells them in snake case
-            raw = {AGENTV_EVALUATE_NAMES.get(k, k): v for k, v in raw.items()}
-        self.ctx.unknown_keys(self.doc, (key,), raw, EVALUATE_KEYS)
-        if "repeat" in raw:
-            try:
-                execution.trials = Trials(count=raw["repeat"])
-            except ValidationError:
-                self.ctx.error(self.doc, (key, "repeat"), f"invalid repeat {raw['repeat']!r}",
-                               "a whole number from 1 to 1000")
-        for ours, theirs in (("max_concurrency", "maxConcurrency"), ("timeout_ms", "timeoutMs")):
-            if theirs in raw:
-                try:
-                    setattr(settings, ours, getattr(Settings.model_validate({ours: raw[theirs]}), ours))
-                except ValidationError as exc:
-                    message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-                    self.ctx.error(self.doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
-        if raw.get("cache") is False:
-            execution.cache = False
-        if "delay" in raw:
-            self.ctx.error(self.doc, (key, "delay"), "a delay between calls is not supported",
-                           "`requests_per_minute` on the target in targets.yaml")
-        if "showProgressBar" in raw:
-            self.ctx.warnings.append(f"{self.doc.file}: {key}.showProgressBar is cosmetic and has no effect here")
+        self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
         found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
@@ -157,9 +133,10 @@ class Loader:
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
         self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
-        refused = {"storeOutputAs": "storing outputs as variables", "disableConversationVar": "the _conversation variable"}
+        refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
+            refused["disableConversationVar"] = "promptfoo's _conversation variable"
         self.refuse_in(raw.doc, options, path, refused)
         if "provider" in options:
             self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
@@ -209,8 +186,7 @@ class Loader:
             return []
         known = TEST_KEYS | (AGENTV_TEST_KEYS if self.dialect == "agentv" else set())
         self.ctx.unknown_keys(doc, path, data, known)
-        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs",
-                                         "assertScoringFunction": "custom scoring functions"})
+        self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs"})
         if self.dialect == "agentv" and "conversation_id" in data:
             self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
                                      "(each case is its own conversation)")
@@ -278,6 +254,11 @@ class Loader:
                     if filled is None:
                         continue
                     filled = resolve_variables(filled)
+                conversation = None
+                if (self.dialect == "promptfoo" and not options.get("disableConversationVar")
+                        and CONVERSATION in prompt_source(prompt)):
+                    conversation = Conversations.key(prompt.label, metadata, case_targets)
+                    filled = {**filled, CONVERSATION: self.conversations.variable(conversation)}
                 key = json.dumps([filled, [p.name for p in runs_on]], sort_keys=True, default=str)
                 if key not in by_vars:
                     by_vars[key] = convert_assertions(
@@ -285,25 +266,60 @@ class Loader:
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
+                    by_vars[key] += self.scoring_function(doc, path, merged)
                 settings = prompt_settings(self.ctx, doc, prompt, runs_on)
                 assertions = with_parsed_output(self.ctx, doc, by_vars[key], settings, runs_on)
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
                     continue
+                for p in runs_on if any(m.parts for m in messages) else []:  # the run refuses the case there
+                    note = (f"{doc.file}: prompt {prompt.label!r} sends image or audio parts: command target "
+                            f"{p.name!r} cannot take them, so its rows for these cases are errors")
+                    if (p.config or {}).get("type") == "command" and note not in self.ctx.warnings:
+                        self.ctx.warnings.append(note)
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
                         input=messages, expected_output=expected, assertions=assertions, targets=case_targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
                                   **({"prompt_config": prompt.config} if prompt.config else {}),
+                                  # the promptfoo test this case is one prompt of: select-best compares them
+                                  **({"compare_group": base_id + (f"-v{c + 1}" if len(combos) > 1 else "")}
+                                     if any(a.type in COMPARE_GRADERS for a in assertions) else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, model_settings=settings,
-                        source_file=str(doc.file), source_line=doc.line_of(path)))
+                        source_file=str(doc.file), source_line=doc.line_of(path),
+                        after=self.conversations.earlier(conversation) if conversation else []))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
+                if conversation:
+                    chat = prompt.runs_code() or prompt.messages is not None or len(messages) > 1 \
+                        or (prompt.text or "").lstrip().startswith("[")
+                    self.conversations.add(conversation, case_id, messages, chat)
         return cases
+
+    def scoring_function(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any]) -> list[Any]:
+        """The test's (or defaultTest's) ``assertScoringFunction`` as a last ``scoring_function``
+        assertion (grading/graders/scoring_function.py), or nothing."""
+        ref = merged.get("assertScoringFunction")
+        if ref is None or self.dialect != "promptfoo":
+            return []
+        where = path + ("assertScoringFunction",)
+        if not isinstance(ref, str) or not ref.startswith("file://"):
+            self.ctx.error(doc, where, "invalid assertScoringFunction", "a file://x.js[:fn] or file://x.py:fn reference")
+            return []
+        script = parse_script(self.ctx, doc, where, ref)
+        if script is None:
+            return []
+        if script.language == "python" and script.function is None:
+            self.ctx.error(doc, where, f"{ref}: a Python scoring function needs its name", "file://x.py:function")
+            return []
+        rel = Path(os.path.relpath(script.file.resolve(), Path(doc.file).parent.resolve())).as_posix()
+        found = parse_assertion({"type": "scoring_function", "file": rel, "function": script.function},
+                                doc, where, self.ctx.errors)
+        return [found] if found is not None else []
 
     def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],
                          code: Any) -> dict[str, Any] | None:
@@ -372,7 +388,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     doc, ctx, dialect, raw = loader.doc, loader.ctx, loader.dialect, loader.doc.data
     settings, execution = Settings(), Execution()
     evaluate_key = names.get("evaluateOptions", "evaluateOptions")
-    loader.evaluate_options(raw.get(evaluate_key), evaluate_key, settings, execution)
+    read_evaluate_options(ctx, doc, raw.get(evaluate_key), evaluate_key, dialect, settings, execution)
     provider_key = next((k for k in (names.get("providers", "providers"), "targets") if k in raw), "providers")
     execution.targets = loader.provider_names(raw.get(provider_key), provider_key) if provider_key in raw else []
     prompts = parse_prompts(ctx, doc, raw.get("prompts"))

@@ -14,6 +14,8 @@ pass/fail type, or a ``value`` on a type that reads none, is stored as an
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -24,8 +26,9 @@ from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
+from eval_pipelines.spec.loaders.promptfoo_providers import _openai as openai_target, target_name
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
-    AGENTV_COMMON, COMMON, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
+    AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
@@ -146,11 +149,10 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     kind: str = raw["type"]
     negate = kind.startswith("not-")
     base = kind.removeprefix("not-")
-    for key, feature in (("provider", "a per-assertion grading provider"),):
-        if key in raw and not script:  # on a script, AgentV's model proxy: passed on with a warning (below)
-            ctx.error(doc, path + (key,), f"{feature} (`{key}`) are not supported",
-                      "the suite's judge target grades model-graded assertions" if key == "provider"
-                      else "an assertion without it")
+    grading_provider = None
+    if "provider" in raw and not script:  # on a script, AgentV's model proxy: passed on with a warning (below)
+        grading_provider = assertion_provider(ctx, doc, path + ("provider",), raw["provider"])
+        if grading_provider is None:
             return None
     try:
         built = agentv_extras(raw, base) if dialect == "agentv" else None
@@ -211,11 +213,23 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             ctx.error(doc, path + ("rubricPrompt",), f"rubricPrompt does not render: {exc}")
             return None
     steps = list(transforms or []) + ([raw["transform"]] if "transform" in raw else [])
+    if steps and base in COMPARE_TYPES:  # graded over a test's outputs together, never one by one
+        ctx.error(doc, path + ("transform",), f"a transform on {kind} is not supported", f"{kind} without a transform")
+        return None
     if steps:
         if not all(_transform_ok(ctx, doc, path + ("transform",), t) for t in steps):
             return None
         outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
         built = {"type": "transformed", "transform": steps, "assert": built, **outer}
+    if grading_provider is not None:
+        grader = get_grader(str((built.get("assert") or {}).get("type") if built["type"] == "transformed"
+                                else built["type"]))
+        if base in COMPARE_TYPES or grader is None or not grader.needs_judge:
+            ctx.error(doc, path + ("provider",), f"a grading `provider` on {kind} is not supported",
+                      "`provider` on a model-graded assertion (llm-rubric, similar, g-eval, ...)")
+            return None
+        outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
+        built = {"type": "with_provider", "provider": grading_provider, "assert": built, **outer}
     if base == "assert-set" and raw.get("threshold") not in (None, 0.8):
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: assert-set threshold {raw['threshold']} "
                             "is applied as the pass mark 0.8 of the weighted mean")
@@ -223,7 +237,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built["required"] = raw["min_score"]
     elif "required" in raw:
         built["required"] = raw["required"]
-    inner_type = built["assert"]["type"] if built["type"] == "transformed" else built["type"]
+    inner_type = built["assert"]["type"] if built["type"] in ("transformed", "with_provider") else built["type"]
     if get_grader(inner_type) is None:  # icontains_any/icontains_all come with issue 17's graders
         ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} needs the {inner_type!r} grader, "
                   "which this installation lacks", "an assertion type whose grader is registered")
@@ -231,8 +245,48 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     return parse_assertion(built, doc, path, ctx.errors)
 
 
+def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> dict[str, Any] | None:
+    """An assertion's grading ``provider`` as ``with_provider``'s mapping: an ``openai:`` id (chat
+    or ``embedding``), as a suite provider with its ``config``, or a .js/.py provider file beside
+    the config. Anything else is refused in one line (errors recorded, None)."""
+    pid, config = (raw.get("id"), raw.get("config") or {}) if isinstance(raw, dict) else (raw, {})
+    if not isinstance(pid, str) or not pid or not isinstance(config, dict) or \
+            (isinstance(raw, dict) and set(raw) - {"id", "config", "label"}):
+        ctx.error(doc, path, "a grading provider by kind (text / embedding) or without an id is not supported",
+                  "a provider id (openai:..., a .js or .py file) or {id, config}")
+        return None
+    if pid.startswith("openai:"):
+        parts = pid.split(":")
+        kind, model = (parts[1], ":".join(parts[2:])) if len(parts) > 2 else ("chat", parts[1])
+        if kind not in ("chat", "embedding", "embeddings") or not model:
+            ctx.error(doc, path, f"grading provider {pid!r} is not supported",
+                      "openai:MODEL, openai:chat:MODEL or openai:embedding:MODEL")
+            return None
+        target = openai_target(ctx, doc, path, target_name(pid), model, config)
+        if target is None:
+            return None
+        return {"ref": pid, "openai": {k: v for k, v in target.items() if v is not None},
+                **({"embedding_model": model} if kind != "chat" else {})}
+    ref = pid.removeprefix("file://")
+    if ref.lower().endswith((".js", ".cjs", ".mjs", ".py")):
+        if config:
+            ctx.error(doc, path + ("config",), "`config` for a provider file is not supported", "no config")
+            return None
+        files = resolve_refs(ctx, doc, path, "file://" + ref)
+        if not files:
+            return None
+        return {"ref": pid, "script": Path(os.path.relpath(files[0].resolve(), doc.file.parent.resolve())).as_posix()}
+    ctx.error(doc, path, f"grading provider {pid!r} is not supported",
+              "an OpenAI-compatible id (openai:...) or a .js/.py provider file")
+    return None
+
+
 def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,
             variables: dict[str, Any], root: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict) and str(raw.get("type", "")).removeprefix("not-") in COMPARE_TYPES:
+        ctx.error(doc, path + ("type",), f"{raw['type']} inside assert-set is not supported",
+                  f"{raw['type']} directly in the test's `assert`")
+        return None
     assertion = convert_assertion(ctx, doc, path, raw, dialect, variables, root)
     if assertion is None:
         return None

@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_exec import Executable, executable_prompt_text, parse_executable
 from eval_pipelines.spec.loaders.promptfoo_filters import FilterFailed
+from eval_pipelines.spec.loaders.promptfoo_media import has_non_text_parts, media_message
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
@@ -64,7 +66,9 @@ def _nunjucks_text(value: Any) -> Any:
     return value
 
 
-_ENV = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
+# Sandboxed: a template is untrusted input, and a plain jinja2 environment lets one reach
+# Python objects (``{{ ''.__class__.__mro__ }}``) and run code in this process.
+_ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.Undefined,
                           finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
@@ -326,7 +330,7 @@ def _config(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[st
     return config or None
 
 
-def _source(prompt: Prompt) -> str:
+def prompt_source(prompt: Prompt) -> str:
     """What a prompt is written as: its template, its messages, or its function's source (and
     the sources of functions in its messages), to find what it uses."""
     scripts = [prompt.script] if prompt.script else []
@@ -351,12 +355,7 @@ def parse_prompts(ctx: LoadContext, doc: Document, raw: Any) -> list[Prompt]:
     out = []
     for i, item in enumerate(items):
         where = path + (i,) if isinstance(raw, list) else path
-        found = _one_prompt(ctx, doc, where, item, i)
-        if any("_conversation" in _source(p) for p in found):
-            # promptfoo fills it with the earlier turns of the same conversation; here it would render empty.
-            ctx.error(doc, where, "the _conversation variable (multi-turn history across tests) is not supported",
-                      "a prompt that holds its whole conversation")
-        out += found
+        out += _one_prompt(ctx, doc, where, item, i)
     labels = [p.label for p in out]
     for i, prompt in enumerate(out):  # labels name test ids: keep them unique
         if labels.count(prompt.label) > 1:
@@ -399,6 +398,13 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                                              variables, provider)
                     if content is None:
                         return None
+                if has_non_text_parts(content) and not any(isinstance(p, dict) and p.get("type") == "file"
+                                                           for p in content):  # AgentV's file parts: text
+                    out.append(media_message(ctx, doc, path, prompt.label, i, m["role"], content,
+                                             lambda s: render(s, variables, PROMPT_ENV.get())))
+                    if out[-1] is None:
+                        return None
+                    continue
                 out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables,
                                                                      PROMPT_ENV.get())))
             return out
@@ -426,15 +432,10 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
     except ValueError:
         parsed = None
     messages = _messages_from(parsed)
-    if messages is not None:  # a chat prompt written as JSON
-        parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
-        other = sorted({str(p.get("type")) for p in parts if isinstance(p, dict)
-                        and p.get("type", "text") not in ("text", "input_text")})
-        if other:  # an image or audio part would be dropped from the text we send: refused, not lost
-            ctx.error(doc, path, f"prompt {prompt.label!r} has message content parts of type "
-                      f"{', '.join(other)}, which are not sent", "text content (strings or text parts)")
-            return None
-        return [Message(role=m["role"], content="\n".join(
-            str(p.get("text", p.get("value", ""))) if isinstance(p, dict) else str(p) for p in m["content"])
-            if isinstance(m["content"], list) else content_text(m["content"])) for m in messages]
+    if messages is not None:  # a chat prompt written as JSON; content parts typed (promptfoo_media)
+        out = [media_message(ctx, doc, path, prompt.label, i, m["role"], m["content"])
+               if has_non_text_parts(m["content"]) else Message(role=m["role"], content="\n".join(
+                   str(p.get("text", p.get("value", ""))) if isinstance(p, dict) else str(p) for p in m["content"])
+                   if isinstance(m["content"], list) else content_text(m["content"])) for i, m in enumerate(messages)]
+        return None if any(m is None for m in out) else out
     return [Message(role="user", content=text)]

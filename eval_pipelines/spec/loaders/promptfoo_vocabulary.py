@@ -38,6 +38,16 @@ def _values(raw: dict[str, Any]) -> list[str]:
     raise Refused("`value` must be a list of strings or a comma-separated string")
 
 
+def _criteria(raw: dict[str, Any]) -> str | list[str]:
+    # g-eval: one criterion, or a list, each judged on its own and averaged (src/assertions/geval.ts).
+    value = _value(raw)
+    if isinstance(value, list):
+        if not value or not all(isinstance(v, str) and v.strip() for v in value):
+            raise Refused("`value` must be a criterion or a list of criteria (non-empty text)")
+        return value
+    return _text(raw)
+
+
 def _threshold(raw: dict[str, Any], default: float | None) -> float | None:
     value = raw.get("threshold", default)
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -81,6 +91,18 @@ def _assert_set(raw: dict[str, Any]) -> dict[str, Any]:
     # when the threshold differs).
     aggregator = "all" if raw.get("threshold") is None else "weighted_average"
     return {"type": "composite", "aggregator": aggregator, "assert": raw.get("assert") or []}
+
+
+def _max_score(raw: dict[str, Any]) -> dict[str, Any]:
+    value = raw.get("value") or {}
+    if not isinstance(value, dict):
+        raise Refused("`value` must be a mapping with `method` (average or sum) and `threshold`")
+    if value.get("weights"):  # keyed by promptfoo assertion type, which our grades do not keep
+        raise Refused("`value.weights` (weights by assertion type) is not supported")
+    unknown = sorted(set(value) - {"method", "threshold", "weights"})
+    if unknown:
+        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected method, threshold)")
+    return {"type": "max_score", **{k: value[k] for k in ("method", "threshold") if k in value}}
 
 
 def _needs(key: str) -> Callable[[dict[str, Any]], Any]:
@@ -128,7 +150,7 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "model-graded-closedqa": _judge(CLOSEDQA, 0.5),
     "factuality": _judge(FACTUALITY, 0.5),
     "answer-relevance": _judge(RELEVANCE, 0.7),
-    "g-eval": lambda r: {"type": "llm_judge", "rubric": _text(r), "threshold": _threshold(r, 0.7)},
+    "g-eval": lambda r: {"type": "llm_judge", "rubric": _criteria(r), "threshold": _threshold(r, 0.7)},
     "levenshtein": lambda r: {"type": "levenshtein", "value": _text(r), "threshold": _threshold(r, 5)},
     "rouge-n": lambda r: {"type": "rouge_n", "value": _text(r), "threshold": _threshold(r, 0.75)},
     "bleu": lambda r: {"type": "bleu", "value": _value(r), "threshold": _threshold(r, 0.5)},
@@ -136,7 +158,12 @@ VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "cost": lambda r: {"type": "cost", "max_usd": _needs("threshold")(r)},
     "word-count": _word_count,
     "assert-set": _assert_set,
+    # Graded over all outputs of a test (its prompts x providers), after they exist.
+    "select-best": lambda r: {"type": "select_best", "criteria": _text(r)},
+    "max-score": _max_score,
 }
+COMPARE_TYPES = {"select-best", "max-score"}
+COMPARE_GRADERS = {"select_best", "max_score"}  # ours: their cases carry metadata.compare_group
 # promptfoo's own fields every assertion may carry, besides type/value/threshold.
 COMMON = {"type", "value", "threshold", "weight", "metric", "provider", "transform", "rubricPrompt",
           "config", "assert"}
