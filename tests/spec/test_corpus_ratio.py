@@ -88,8 +88,9 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
     assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
-    # exec: prompts run in the sandbox; prompt-generator.sh is not in the index
-    assert "file not found: exec:./prompt-generator.sh" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
+    # exec: prompts run in the sandbox: the shell one renders, the Ruby one fails in one line (no Ruby here)
+    assert "exec:./template-prompt.rb failed in the sandbox" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
+    assert not any("prompt-generator.sh" in e for e in reasons["config-executable-prompts/promptfooconfig.yaml"])
     assert "config-multi-turn/promptfooconfig.yaml" not in reasons  # _conversation (promptfoo_history)
     # image parts are sent as parts (test_promptfoo_media.py); the audio example lacks its mp3 files
     assert "openai-vision/promptfooconfig.yaml" not in reasons
