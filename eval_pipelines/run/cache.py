@@ -51,6 +51,10 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
         "response_schema": getattr(request, "response_schema", None),
         "trial": request.trial,
     }
+    if getattr(config, "response_format", None) is not None:  # only when set: earlier keys stay valid
+        key["target"]["response_format"] = config.response_format
+    if getattr(request, "model_settings", None):
+        key["model_settings"] = request.model_settings
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
 

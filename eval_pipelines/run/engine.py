@@ -61,6 +61,7 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         tools=merge_tools(suite.tools, case.tools),
         max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
         response_schema=suite.response_schema,
+        model_settings=case.model_settings.model_dump(exclude_none=True) if case.model_settings else None,
     )
 
 

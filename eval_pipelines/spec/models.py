@@ -240,6 +240,15 @@ class RegressionSettings(Model):
     case_labels: Literal["auto", "dbh", "bh", "mirror"] = "auto"
 
 
+class PromptModelSettings(Model):
+    """Model settings a promptfoo prompt's own ``config`` lays over its OpenAI-compatible targets'
+    for its cases (promptfoo merges ``{...provider.config, ...prompt.config}`` per call)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    response_format: dict[str, Any] | None = None
+
+
 class TestCase(Model):
     __test__ = False  # not a pytest class
 
@@ -267,6 +276,8 @@ class TestCase(Model):
     # promptfoo's test `threshold`: under the `all_pass` scoring rule the case passes
     # when its weighted score reaches it, whatever single assertions did.
     threshold: float | None = Field(default=None, ge=0, le=1)
+    # promptfoo: the settings of the case's prompt's own `config` (None: the targets' own).
+    model_settings: PromptModelSettings | None = None
     # Where the case came from, for error messages and the test_cases table.
     source_file: str | None = None
     source_line: int | None = None

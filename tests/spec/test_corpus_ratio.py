@@ -71,11 +71,26 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     _, failed = measure(PROMPTFOO)
     reasons = {str(f.relative_to(DATA / "promptfoo_examples")): e for f, e in failed.items()}
     assert "customAssertion.ts" in reasons["eval-custom-grader-csv/promptfooconfig.yaml"][0]  # TypeScript
-    assert "filters" in reasons["nunjucks-custom-filters/promptfooconfig.yaml"][0]  # custom Nunjucks filters
+    assert "nunjucks-custom-filters/promptfooconfig.yaml" not in reasons  # allcaps.js run in the sandbox
+    # providers' `prompts` load; each config misses one prompt file the index does not hold
+    assert reasons["config-prompts-per-model/promptfooconfig.yaml"] == [
+        e for e in reasons["config-prompts-per-model/promptfooconfig.yaml"] if "file not found: file://prompt2.txt" in e]
+    assert all("file not found: file://prompt1.txt" in e for e in reasons["prompts-per-model/promptfooconfig.yaml"])
     assert "openai-structured-output/promptfooconfig.yaml" not in reasons  # its derivedMetrics load
-    assert not any("derivedMetrics" in e for e in reasons["f-score/promptfooconfig.yaml"])  # prompt config, CSV
+    # env (OPENAI_API_KEY: $OPENAI_API_KEY) loads; then its prompt files (not copied) and `non-empty`
+    assert not any("env" in e.split(": ")[1] for e in reasons["openai-assistant/promptfooconfig.yaml"])
+    assert any("'non-empty' is not supported" in e for e in reasons["openai-assistant/promptfooconfig.yaml"])
+    # tracing / redteam are accepted unless the tests depend on them
+    assert "python" in reasons["openai-agents/promptfooconfig_traced.yaml"][0]  # past `tracing`
+    assert "without tests" in reasons["custom-provider-multi-turn/promptfooconfig.yaml"][0]
+    assert "trace-span-count" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
+    assert "promptfoo:redteam:tool-discovery" in reasons["openai-responses/promptfooconfig.tool-discovery.yaml"][0]
+    # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
+    assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
-    assert "executable prompts" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
+    # exec: prompts run in the sandbox: the shell one renders, the Ruby one fails in one line (no Ruby here)
+    assert "exec:./template-prompt.rb failed in the sandbox" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
+    assert not any("prompt-generator.sh" in e for e in reasons["config-executable-prompts/promptfooconfig.yaml"])
     assert "config-multi-turn/promptfooconfig.yaml" not in reasons  # _conversation (promptfoo_history)
     # image parts are sent as parts (test_promptfoo_media.py); the audio example lacks its mp3 files
     assert "openai-vision/promptfooconfig.yaml" not in reasons

@@ -155,7 +155,7 @@ tests: [{vars: {q: x}}]
     assert config["base_url"] == "https://llm.example.org/v1" and config["max_tokens"] == 7
 
 
-@pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config"}))
+@pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config", "prompts"}))
 def test_unsupported_provider_fields_are_refused(tmp_path: Path, key: str) -> None:
     line = refusal(tmp_path, f"prompts: ['{{{{ q }}}}']\nproviders: [{{id: echo, {key}: x}}]\n" + ONE_TEST)
     assert f"provider `{key}` is not supported" in line
@@ -170,8 +170,8 @@ providers: [echo]
 tests: [{vars: {q: x}}]
 """, ask__txt="Ask {{ q }}")
     assert [(c.metadata["prompt"], c.input[0].content) for c in suite.tests] == [("say", "Say x"), ("ask", "Ask x")]
-    line = refusal(tmp_path, "prompts: [{raw: hi, config: {temperature: 0}}]\nproviders: [echo]\n" + ONE_TEST)
-    assert "per-prompt provider config is not supported" in line
+    line = refusal(tmp_path, "prompts: [{raw: hi, config: {temperature: two}}]\nproviders: [echo]\n" + ONE_TEST)
+    assert "config.temperature" in line  # a prompt's own config: test_promptfoo_loader_features
 
 
 def test_prompts_as_label_and_messages_with_file_contents(tmp_path: Path) -> None:
@@ -310,9 +310,9 @@ def test_a_filter_that_names_nothing_is_one_line(tmp_path: Path, field: str, nee
 
 
 @pytest.mark.parametrize(("prompts", "needle"), [
-    ("['exec:./make-prompt.sh --long']", "prompts[0]: executable prompts (exec:./make-prompt.sh) are not supported"),
+    ("['exec:./make-prompt.sh --long']", "prompts[0]: file not found: exec:./make-prompt.sh"),  # run: test_promptfoo_loader_features
 ])
-def test_executable_prompts_are_refused(tmp_path: Path, prompts: str, needle: str) -> None:
+def test_an_absent_executable_prompt_script_is_one_line(tmp_path: Path, prompts: str, needle: str) -> None:
     assert needle in refusal(tmp_path, f"prompts: {prompts}\nproviders: [echo]\n" + ONE_TEST)
 
 

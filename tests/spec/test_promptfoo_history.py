@@ -41,6 +41,16 @@ def test_promptfoos_multi_turn_example_threads_its_turns_by_conversation_id() ->
                                       ("assistant", output_mark("test-4")), ("user", "Do I need an umbrella today?")]
 
 
+def test_the_older_example_renders_as_javascript_would() -> None:
+    # examples/multiple-turn-conversation: `completion.input[completion.input.length - 1].content`
+    # is the last character's `content` in JavaScript (undefined), so promptfoo sends an empty
+    # user message there; the assistant's answers still follow.
+    suite, _ = load_suite(CORPUS / "multiple-turn-conversation" / "promptfooconfig.yaml")
+    second = suite.tests[1]
+    assert second.after == ["test-1"]
+    assert turns(second)[1:] == [("user", ""), ("assistant", output_mark("test-1")), ("user", "Where does he live?")]
+
+
 def test_a_function_prompt_is_given_the_turns(tmp_path: Path) -> None:
     # examples/openai-realtime/realtime-conversation.js reads completion.input and completion.output.
     suite, _ = load_suite(CORPUS / "openai-realtime" / "promptfooconfig-conversation.yaml")

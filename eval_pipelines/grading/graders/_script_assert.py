@@ -35,7 +35,8 @@ const fs = require('fs');
 const req = JSON.parse(fs.readFileSync(0, 'utf8'));
 (async () => {
   let fn;
-  const output = req.output_json ? JSON.parse(req.output) : req.output;
+  let output = req.output;
+  if (req.output_json) { try { output = JSON.parse(req.output); } catch (e) { /* promptfoo keeps the text */ } }
   if (req.file) {
     const mod = require(require('path').resolve(req.file));
     fn = req.function ? mod[req.function] : (typeof mod === 'function' ? mod : (mod.default || mod));
@@ -69,7 +70,12 @@ else:
     scope = {}
     exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
     fn = scope["_assert"]
-output = json.loads(req["output"]) if req.get("output_json") else req["output"]
+output = req["output"]
+if req.get("output_json"):
+    try:
+        output = json.loads(output)
+    except ValueError:  # promptfoo keeps the text when it does not parse
+        pass
 result = fn(output, req["context"])
 print()
 print(json.dumps({"result": result}, default=str))
@@ -82,7 +88,8 @@ class ScriptAssertParams(Params):
     config: dict[str, Any] = {}
     timeout_ms: int = Field(default=30_000, gt=0)
     memory_mb: int = Field(default=512, ge=64)
-    # Set by ``transformed`` when a transform produced a non-text value: the code gets it parsed.
+    # Set by ``transformed`` when a transform produced a non-text value, and by the promptfoo loader
+    # for a prompt asking for a json_schema answer: the code gets it parsed (the text if it does not parse).
     output_json: bool = False
 
 

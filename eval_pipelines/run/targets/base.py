@@ -22,6 +22,9 @@ class TargetRequest:
     # A JSON Schema the answer must follow (seed 002 `expectedSchema`): OpenAI-compatible
     # targets send it as `response_format`; the others cannot (the loader warns).
     response_schema: dict[str, Any] | None = None
+    # Settings the case lays over the target's own (a promptfoo prompt's `config`: temperature,
+    # max_tokens, response_format); OpenAI-compatible targets send them, the others cannot.
+    model_settings: dict[str, Any] | None = None
 
     @property
     def user_text(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Mapping, Union
+from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +30,8 @@ class OpenAITargetConfig(_TargetBase):
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
+    # Sent as the chat request's `response_format` (structured output), e.g. {type: json_object}.
+    response_format: dict[str, Any] | None = None
     requests_per_minute: int | None = Field(default=None, ge=1)
     max_retries: int = Field(default=4, ge=0, le=20)
     price_input_per_million: float = Field(default=0.0, ge=0)

@@ -116,11 +116,14 @@ class ChatResult:
 
 
 def response_format(request: TargetRequest) -> dict[str, Any] | None:
-    """Structured output: the request's schema (seed 002 ``expectedSchema``) as ``response_format``."""
-    if not request.response_schema:
-        return None
-    return {"response_format": {"type": "json_schema", "json_schema": {
-        "name": "expected_output", "schema": request.response_schema}}}
+    """Structured output: the request's schema (seed 002 ``expectedSchema``) as ``response_format``;
+    then the case's own settings (a promptfoo prompt's ``config``), which win over the target's."""
+    extra: dict[str, Any] = {}
+    if request.response_schema:
+        extra["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": "expected_output", "schema": request.response_schema}}
+    extra.update(getattr(request, "model_settings", None) or {})
+    return extra or None
 
 
 class OpenAITarget:
@@ -209,6 +212,8 @@ class OpenAITarget:
             body["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             body["max_tokens"] = self.config.max_tokens
+        if self.config.response_format is not None:
+            body["response_format"] = self.config.response_format
         body.update(extra or {})
         started = time.perf_counter()
         last_error = "no attempt made"
@@ -276,7 +281,7 @@ class OpenAITarget:
         cost are summed over every step and latency spans the whole loop.
         """
         tools_by_name = {t.name: t for t in request.tools}
-        extra = {"tools": openai_tools(request.tools)}
+        extra = {"tools": openai_tools(request.tools), **(request.model_settings or {})}
         messages: list[dict[str, Any]] = list(self._messages(request))
         trace: list[dict[str, Any]] = []
         started = time.perf_counter()

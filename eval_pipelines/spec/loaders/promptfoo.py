@@ -15,8 +15,10 @@ trials, ``maxConcurrency``, ``timeoutMs``, ``cache: false``; progress-bar
 switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 (stored on every case). ``outputPath``, ``sharing``, ``writeLatestResults``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
-DuckDB and our reports). ``env``, ``extensions``, ``nunjucksFilters``,
-``redteam`` and ``tracing`` are refused; ``derivedMetrics`` (arithmetic expressions)
+DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
+name) are custom template filters run in the sandbox (``promptfoo_filters``); ``env`` as
+``promptfoo_env`` allows (references to the environment, base URLs); ``tracing`` and
+``redteam`` as ``promptfoo_sidecars`` allows (stored warnings). ``extensions`` is refused; ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
@@ -42,17 +44,26 @@ from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_te
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
+from eval_pipelines.spec.loaders.promptfoo_env import apply_env
+from eval_pipelines.spec.loaders.promptfoo_evaluate import (  # noqa: F401 (the field contract reads the key sets here)
+    AGENTV_EVALUATE_NAMES, EVALUATE_KEYS, read_evaluate_options,
+)
+from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
 from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
 from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
+from eval_pipelines.spec.loaders.promptfoo_pairing import (
+    allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
+)
 from eval_pipelines.spec.loaders.promptfoo_prompts import (
-    Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
+    PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
 )
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
+from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
-from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase, Trials
+from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.spec.source import Document
 
@@ -63,20 +74,15 @@ SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaul
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
-REFUSED_KEYS = {"env": "setting environment variables from the config (set them in the environment)",
-                "extensions": "extension hooks", "nunjucksFilters": "custom Nunjucks filters",
-                "filters": "custom Nunjucks filters (the old name of nunjucksFilters)",
-                "redteam": "red-team generation", "tracing": "tracing"}
+REFUSED_KEYS = {"extensions": "extension hooks"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
-EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
 AGENTV_EXECUTION_KEYS = {"skip_defaults"}
-AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
 AGENTV_OPTION_NAMES = {"rubric_prompt": "rubricPrompt"}
 
 
@@ -103,36 +109,6 @@ class Loader:
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
         self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
-
-    def evaluate_options(self, raw: Any, key: str, settings: Settings, execution: Execution) -> None:
-        if raw is None:
-            return
-        if not isinstance(raw, dict):
-            self.ctx.error(self.doc, (key,), f"got {type(raw).__name__}", "a mapping")
-            return
-        if self.dialect == "agentv":  # AgentV spells them in snake case
-            raw = {AGENTV_EVALUATE_NAMES.get(k, k): v for k, v in raw.items()}
-        self.ctx.unknown_keys(self.doc, (key,), raw, EVALUATE_KEYS)
-        if "repeat" in raw:
-            try:
-                execution.trials = Trials(count=raw["repeat"])
-            except ValidationError:
-                self.ctx.error(self.doc, (key, "repeat"), f"invalid repeat {raw['repeat']!r}",
-                               "a whole number from 1 to 1000")
-        for ours, theirs in (("max_concurrency", "maxConcurrency"), ("timeout_ms", "timeoutMs")):
-            if theirs in raw:
-                try:
-                    setattr(settings, ours, getattr(Settings.model_validate({ours: raw[theirs]}), ours))
-                except ValidationError as exc:
-                    message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-                    self.ctx.error(self.doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
-        if raw.get("cache") is False:
-            execution.cache = False
-        if "delay" in raw:
-            self.ctx.error(self.doc, (key, "delay"), "a delay between calls is not supported",
-                           "`requests_per_minute` on the target in targets.yaml")
-        if "showProgressBar" in raw:
-            self.ctx.warnings.append(f"{self.doc.file}: {key}.showProgressBar is cosmetic and has no effect here")
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
         found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
@@ -261,13 +237,16 @@ class Loader:
             expected = "\n".join(content_text(m["content"]) for m in expected)
         cases: list[TestCase] = []
         transform = options.get("transform", options.get("postprocess"))  # postprocess: the old name
-        runs_on = self.suite_providers if targets is None else [self.providers[n] for n in targets
-                                                                 if n in self.providers]
+        providers_of_test = self.suite_providers if targets is None else [self.providers[n] for n in targets
+                                                                           if n in self.providers]
         for c, combo in enumerate(combos):
             by_vars: dict[str, list[Any]] = {}  # a test's assertions, per distinct filled variables
             for k, prompt in enumerate(prompts or [Prompt("prompt", text="")]):
                 if chosen is not None and k not in chosen:
                     continue
+                case_targets, runs_on = allowed_targets(targets, providers_of_test, prompt)
+                if not runs_on and providers_of_test:
+                    continue  # no provider of the test runs this prompt (their `prompts`)
                 filled = combo
                 if self.dialect == "promptfoo":  # promptfoo fills script variables per prompt and provider
                     filled = resolve_script_vars(self.ctx, doc, path + ("vars",), combo, [prompt_raw(prompt)],
@@ -278,9 +257,9 @@ class Loader:
                 conversation = None
                 if (self.dialect == "promptfoo" and not options.get("disableConversationVar")
                         and CONVERSATION in prompt_source(prompt)):
-                    conversation = Conversations.key(prompt.label, metadata, targets)
+                    conversation = Conversations.key(prompt.label, metadata, case_targets)
                     filled = {**filled, CONVERSATION: self.conversations.variable(conversation)}
-                key = json.dumps(filled, sort_keys=True, default=str)
+                key = json.dumps([filled, [p.name for p in runs_on]], sort_keys=True, default=str)
                 if key not in by_vars:
                     by_vars[key] = convert_assertions(
                         self.ctx, doc, path + ("assert",),
@@ -288,7 +267,8 @@ class Loader:
                         self.dialect, filled, self.doc.data, [transform] if transform else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
                     by_vars[key] += self.scoring_function(doc, path, merged)
-                assertions = by_vars[key]
+                settings = prompt_settings(self.ctx, doc, prompt, runs_on)
+                assertions = with_parsed_output(self.ctx, doc, by_vars[key], settings, runs_on)
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
                 messages = self.render(doc, path, prompt, filled, options, runs_on)
                 if messages is None:
@@ -301,13 +281,15 @@ class Loader:
                 try:
                     cases.append(TestCase(
                         id=case_id, name=data.get("description"), description=data.get("description"),
-                        input=messages, expected_output=expected, assertions=assertions, targets=targets,
+                        input=messages, expected_output=expected, assertions=assertions, targets=case_targets,
                         metadata={**suite_metadata, **metadata, "vars": filled, "prompt": prompt.label,
+                                  **({"prompt_config": prompt.config} if prompt.config else {}),
                                   # the promptfoo test this case is one prompt of: select-best compares them
                                   **({"compare_group": base_id + (f"-v{c + 1}" if len(combos) > 1 else "")}
                                      if any(a.type in COMPARE_GRADERS for a in assertions) else {}),
                                   **({"scenario": raw.extra} if raw.extra else {})},
-                        threshold=threshold, source_file=str(doc.file), source_line=doc.line_of(path),
+                        threshold=threshold, model_settings=settings,
+                        source_file=str(doc.file), source_line=doc.line_of(path),
                         after=self.conversations.earlier(conversation) if conversation else []))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
@@ -373,23 +355,6 @@ class Loader:
         return rendered[0]
 
 
-def provider_context(provider: Provider) -> dict[str, Any]:
-    """What promptfoo tells load-time code about a provider: its ``id`` and ``label``."""
-    return {"id": provider.names[-1] if provider.names else provider.name,
-            **({"label": provider.names[0]} if len(provider.names) > 1 else {})}
-
-
-def prompt_raw(prompt: Prompt) -> str:
-    """A prompt's ``raw`` text as promptfoo hands it to variable scripts: the template, a chat
-    prompt's messages as JSON, a function prompt's source."""
-    if prompt.script is not None:
-        return prompt.script.file.read_text(errors="replace")
-    if prompt.messages is not None:
-        return json.dumps([{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
-                            else str(getattr(m["content"], "ref", m["content"]))} for m in prompt.messages])
-    return prompt.text or ""
-
-
 def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo",
                    names: dict[str, str] | None = None) -> tuple[Suite, list[str]]:
     """Load a promptfoo config (or, with ``dialect="agentv"``, an AgentV v5 suite whose
@@ -408,12 +373,29 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
     if dialect == "promptfoo":
         loader.refuse_in(doc, raw, (), REFUSED_KEYS)
+        check_sidecars(ctx, doc, raw)
+    filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
+    token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
+    try:
+        return _suite(loader, names)
+    finally:
+        if token is not None:
+            PROMPT_ENV.reset(token)
+
+
+def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
+    """The suite of a config whose top level is a mapping (prompts rendered with ``PROMPT_ENV``)."""
+    doc, ctx, dialect, raw = loader.doc, loader.ctx, loader.dialect, loader.doc.data
     settings, execution = Settings(), Execution()
     evaluate_key = names.get("evaluateOptions", "evaluateOptions")
-    loader.evaluate_options(raw.get(evaluate_key), evaluate_key, settings, execution)
+    read_evaluate_options(ctx, doc, raw.get(evaluate_key), evaluate_key, dialect, settings, execution)
     provider_key = next((k for k in (names.get("providers", "providers"), "targets") if k in raw), "providers")
     execution.targets = loader.provider_names(raw.get(provider_key), provider_key) if provider_key in raw else []
     prompts = parse_prompts(ctx, doc, raw.get("prompts"))
+    for i, provider in enumerate(loader.suite_providers if not ctx.errors else []):  # (a prompt not read: said)
+        for ref in provider.prompts or []:
+            if not any(matches_ref(p.names(), ref) for p in prompts):
+                ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
     default_key = names.get("defaultTest", "defaultTest")
@@ -442,6 +424,8 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         seen.add(case.id)
     if not cases and not ctx.errors:
         ctx.error(doc, ("tests",), "the config has no tests", "`tests` or `scenarios`")
+    if dialect == "promptfoo":
+        apply_env(ctx, doc, raw.get("env"), list(loader.providers.values()))
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
         raise SpecErrors(list(dict.fromkeys(ctx.errors)))
     tags = raw.get("tags") or []

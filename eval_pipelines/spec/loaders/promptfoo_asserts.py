@@ -24,9 +24,10 @@ from eval_pipelines.grading.registry import get_grader
 from eval_pipelines.spec.assertions import parse_assertion
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
-from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES
+from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES as CONVERSATION_TYPES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
 from eval_pipelines.spec.loaders.promptfoo_providers import _openai as openai_target, target_name
+from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
@@ -36,7 +37,11 @@ from eval_pipelines.spec.source import Document, read_text
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
-VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call"}
+VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call",
+                  "context-relevance", "context-faithfulness"}
+
+# promptfoo types whose mapping reads the test's variables.
+WITH_VARIABLES = {**CONVERSATION_TYPES, **RAG_TYPES}
 
 
 def _resolve_value(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],

@@ -33,6 +33,16 @@ class JsList(list):  # type: ignore[type-arg]
         return len(self)
 
 
+class JsStr(str):
+    """A string that answers ``.length`` as JavaScript's does. promptfoo's older multi-turn
+    example indexes ``completion.input[completion.input.length - 1].content``: in JavaScript that
+    is the last character's (absent) ``content``, so the message renders empty, and so it does here."""
+
+    @property
+    def length(self) -> int:
+        return len(self)
+
+
 @dataclass
 class Turn:
     case_id: str
@@ -55,7 +65,7 @@ class Conversations:
 
     def variable(self, key: tuple[str, str | None, tuple[str, ...] | None]) -> JsList:
         """The ``_conversation`` value a new turn of ``key`` is rendered with."""
-        return JsList({"prompt": t.prompt, "input": t.input, "output": output_mark(t.case_id)}
+        return JsList({"prompt": t.prompt, "input": JsStr(t.input), "output": output_mark(t.case_id)}
                       for t in self.turns.get(key, []))
 
     def earlier(self, key: tuple[str, str | None, tuple[str, ...] | None]) -> list[str]:

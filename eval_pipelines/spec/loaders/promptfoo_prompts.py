@@ -12,7 +12,8 @@ warning). Entries may also be mappings ``{raw|id, label}``, or ``{label, message
 ``file://`` text/JSON file read as a template). Function prompts (``file://x.js[:fn]``,
 ``file://x.py:fn``, also as a message's ``content``) are called per test in the sandbox with
 ``{vars, provider}`` (``promptfoo_scripts``); what they return is the prompt (a string, chat
-messages, or ``{prompt}``), rendered as a template as promptfoo's renderPrompt does.
+messages, or ``{prompt}``), rendered as a template as promptfoo's renderPrompt does. ``exec:``
+prompts run their command in the sandbox per test (``promptfoo_exec``): its stdout is the prompt.
 
 Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
@@ -27,6 +28,7 @@ import csv
 import glob
 import io
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ import jinja2.sandbox
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
+from eval_pipelines.spec.loaders.promptfoo_exec import Executable, executable_prompt_text, parse_executable
+from eval_pipelines.spec.loaders.promptfoo_filters import FilterFailed
 from eval_pipelines.spec.loaders.promptfoo_media import has_non_text_parts, media_message
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.spec.models import Message
@@ -68,6 +72,9 @@ _ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newli
                           finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
+# The environment prompts compile and render with during one load: _ENV plus the config's custom
+# filters (promptfoo_filters); assertion values keep _ENV, as promptfoo renders them without them.
+PROMPT_ENV: ContextVar[jinja2.Environment] = ContextVar("promptfoo_prompt_env", default=_ENV)
 
 
 @dataclass
@@ -79,9 +86,11 @@ class Prompt:
     messages: list[dict[str, Any]] | None = None
     ident: str | None = None  # the `id` of a prompt given as a mapping (tests[].prompts may name it)
     script: Script | None = None  # a function prompt: called per test (its messages may hold scripts too)
+    config: dict[str, Any] | None = None  # its own `config`, laid over its providers' (promptfoo_pairing)
+    command: Executable | None = None  # an `exec:` prompt: run per test in the sandbox
 
     def runs_code(self) -> bool:
-        return self.script is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
+        return self.script is not None or self.command is not None or any(isinstance(m["content"], Script) for m in self.messages or [])
 
     def names(self) -> list[str]:
         return [n for n in (self.label, self.ident) if n]
@@ -98,16 +107,16 @@ def matches_ref(names: list[str], ref: str) -> bool:
 
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
     try:
-        return _ENV.from_string(text)
+        return PROMPT_ENV.get().from_string(text)
     except jinja2.TemplateSyntaxError as exc:
         ctx.error(doc, path, f"template does not parse (line {exc.lineno} of the template): {exc.message}",
                   "a Nunjucks/jinja2 template")
         return None
 
 
-def render(template: str, variables: dict[str, Any]) -> str:
+def render(template: str, variables: dict[str, Any], env: jinja2.Environment = _ENV) -> str:
     """Render one template; raises ``jinja2.TemplateError`` (callers report it as a load error)."""
-    return _ENV.from_string(template).render(**variables)
+    return env.from_string(template).render(**variables)
 
 
 def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: str,
@@ -237,10 +246,9 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     if isinstance(raw, str):
         if raw.startswith("file://"):
             return _file_prompts(ctx, doc, path, raw, label)
-        if raw.startswith("exec:"):  # promptfoo runs the script and uses its stdout as the prompt
-            ctx.error(doc, path, f"executable prompts ({raw.split()[0]}) are not supported",
-                      "text, JSON, YAML or CSV prompts")
-            return []
+        if raw.startswith("exec:"):  # promptfoo runs the command; its stdout is the prompt (promptfoo_exec)
+            command = parse_executable(ctx, doc, path, raw)
+            return [Prompt(label or raw, command=command)] if command else []
         if "\n" not in raw and "{{" not in raw and (doc.file.parent / raw).is_file():
             return _file_prompts(ctx, doc, path, "file://" + raw, label)  # a bare path, as promptfoo reads it
         prompt = Prompt(label or f"prompt-{index + 1}", text=raw)
@@ -257,9 +265,6 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         return _messages_prompt(ctx, doc, path, raw, index, label)
     elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
         ctx.unknown_keys(doc, path, raw, PROMPT_KEYS)
-        if "config" in raw:
-            ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
-                      "provider settings under `providers`")
         body = raw.get("raw", raw.get("id"))
         if not isinstance(body, (str, list)):
             ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
@@ -267,6 +272,7 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
         found = _one_prompt(ctx, doc, path, body, index, raw.get("label") or label)
         for prompt in found:
             prompt.ident = str(raw["id"]) if raw.get("id") is not None else None
+            prompt.config = _config(ctx, doc, path, raw)
         return found
     else:
         ctx.error(doc, path, f"got {type(raw).__name__}",
@@ -284,9 +290,6 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     messages in the order written, each ``content`` a template or a ``file://`` file whose text
     is the template (.txt, .md, .j2, .json...); a script file there is a function prompt, refused."""
     ctx.unknown_keys(doc, path, raw, PROMPT_KEYS - {"raw", "id"})
-    if "config" in raw:
-        ctx.error(doc, path + ("config",), "per-prompt provider config is not supported",
-                  "provider settings under `providers`")
     items = raw["messages"]
     if not isinstance(items, list) or not items:
         ctx.error(doc, path + ("messages",), "invalid messages", "a non-empty list of {role, content}")
@@ -314,7 +317,17 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
             compile_template(ctx, doc, where + ("content",), content)
         messages.append({"role": item.get("role", "user"), "content": content})
     name = raw.get("label") or label or f"prompt-{index + 1}"
-    return [Prompt(str(name), messages=messages)] if len(messages) == len(items) else []
+    config = _config(ctx, doc, path, raw)
+    return [Prompt(str(name), messages=messages, config=config)] if len(messages) == len(items) else []
+
+
+def _config(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any]) -> dict[str, Any] | None:
+    """A prompt's own ``config`` (promptfoo_pairing applies it)."""
+    config = raw.get("config")
+    if config is not None and not isinstance(config, dict):
+        ctx.error(doc, path + ("config",), f"got {type(config).__name__}", "a mapping of provider settings")
+        return None
+    return config or None
 
 
 def prompt_source(prompt: Prompt) -> str:
@@ -388,15 +401,17 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                 if has_non_text_parts(content) and not any(isinstance(p, dict) and p.get("type") == "file"
                                                            for p in content):  # AgentV's file parts: text
                     out.append(media_message(ctx, doc, path, prompt.label, i, m["role"], content,
-                                             lambda s: render(s, variables)))
+                                             lambda s: render(s, variables, PROMPT_ENV.get())))
                     if out[-1] is None:
                         return None
                     continue
-                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables)))
+                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables,
+                                                                     PROMPT_ENV.get())))
             return out
         template = prompt.text or ""
-        if prompt.script is not None:
-            template = function_prompt_text(ctx, doc, path, prompt.script, variables, provider)
+        if prompt.script is not None or prompt.command is not None:
+            template = (function_prompt_text(ctx, doc, path, prompt.script, variables, provider) if prompt.script
+                        else executable_prompt_text(ctx, doc, path, prompt.command, variables, provider, prompt.config))
             if template is None:
                 return None
         lone = template.strip().removeprefix("{{").removesuffix("}}").strip()
@@ -406,7 +421,9 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
             if messages is not None:
                 return [Message(role=m["role"], content=_content(ctx, doc, path, m["content"]))
                         for m in messages]
-        text = prefix + render(template, variables) + suffix
+        text = prefix + render(template, variables, PROMPT_ENV.get()) + suffix
+    except FilterFailed:  # its one-line error is recorded
+        return None
     except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
         ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
         return None

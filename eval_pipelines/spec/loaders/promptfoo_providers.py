@@ -5,8 +5,8 @@ characters a target name cannot hold replaced by ``-``):
 
 * ``openai:chat:MODEL``, ``openai:MODEL``, and any ``openai:*`` id with
   ``config.apiBaseUrl``/``apiHost`` (an OpenAI-compatible server): an ``openai``
-  target; ``config.apiKeyEnvar`` names the key's variable, ``temperature`` and
-  ``max_tokens`` are applied; other config keys are listed in a warning.
+  target; ``config.apiKeyEnvar`` names the key's variable, ``temperature``,
+  ``max_tokens`` and ``response_format`` are applied; other config keys are listed in a warning.
   A literal ``config.apiKey`` is refused: secrets come from the environment.
 * ``echo``: a command target answering with its input (``cat``).
 * ``exec:COMMAND``: a command target running COMMAND with the prompt as its
@@ -14,6 +14,9 @@ characters a target name cannot hold replaced by ``-``):
 * ``file://x.py`` / ``python:x.py``: promptfoo's Python provider, run as a
   command target by a small runner that calls ``call_api(prompt, options,
   context)`` (or the function named after ``:``) and prints ``output``.
+* ``prompts``: the labels of the prompts this provider runs (promptfoo's providerPromptMap,
+  src/evaluator.ts ``isAllowedPrompt``); the loader gives each case only the providers allowing
+  its prompt.
 * anything else (``anthropic:...``, ``http``, ``file://x.js``...): the name must
   be defined in targets.yaml; the load stores a warning saying so, and
   ``load_skill`` fails with one line if it is not.
@@ -36,7 +39,8 @@ from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resol
 from eval_pipelines.spec.source import Document
 
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
-OPENAI_CONFIG_APPLIED = {"apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens"}
+OPENAI_CONFIG_APPLIED = {"apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
+                         "response_format"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
 import importlib.util, json, sys
@@ -59,6 +63,7 @@ class Provider:
     config: dict[str, Any] | None  # a targets.yaml entry, or None: must come from targets.yaml
     names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
     functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
+    prompts: list[str] | None = None  # its `prompts`: the labels of the prompts it runs (None: all)
 
 
 def target_name(text: str) -> str:
@@ -84,11 +89,45 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
     tokens = config.get("max_tokens", config.get("max_completion_tokens"))
     if tokens is not None:
         target["max_tokens"] = tokens
+    if config.get("response_format") is not None:
+        fmt = _response_format(ctx, doc, path + ("config", "response_format"), config["response_format"])
+        if fmt is None:
+            return None
+        target["response_format"] = fmt
     ignored = sorted(set(config) - OPENAI_CONFIG_APPLIED)
     if ignored:
         ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(ignored)} not applied "
                             f"(only {', '.join(sorted(OPENAI_CONFIG_APPLIED))} are)")
     return target
+
+
+def _load_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> Any:
+    """``raw``, or the data of the JSON/YAML file a ``file://`` string names (relative to the config)."""
+    if not (isinstance(raw, str) and raw.startswith("file://")):
+        return raw
+    files = resolve_refs(ctx, doc, path, raw)
+    loaded = read_structured(ctx, doc, path, files[0]) if files else None
+    return loaded.data if loaded is not None else None
+
+
+def _response_format(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> dict[str, Any] | None:
+    """``response_format`` as sent: a mapping, or a ``file://`` JSON/YAML file holding one, whose
+    json_schema ``schema`` may itself be a ``file://`` reference (promptfoo's
+    maybeLoadResponseFormatFromExternalFile)."""
+    raw = _load_ref(ctx, doc, path, raw)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        ctx.error(doc, path, "invalid response_format", "{type: json_object|json_schema|text, ...}")
+        return None
+    inner = raw.get("json_schema") if isinstance(raw.get("json_schema"), dict) else None
+    nested = raw.get("schema", (inner or {}).get("schema"))
+    if raw["type"] == "json_schema" and isinstance(nested, str):
+        schema = _load_ref(ctx, doc, path + ("schema",), nested)
+        if schema is None:
+            return None
+        raw = {**raw, "schema": schema} if "schema" in raw else {**raw, "json_schema": {**(inner or {}), "schema": schema}}
+    return raw
 
 
 def _where(path: tuple[Any, ...]) -> str:
@@ -112,12 +151,17 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
     ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
-    for key in ("prompts", "transform", "delay", "env", "inputs"):
+    for key in ("transform", "delay", "env", "inputs"):
         if key in raw:
-            ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label and config")
+            ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
+    prompts = raw.get("prompts")
+    if prompts is not None and (not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts)):
+        ctx.error(doc, path + ("prompts",), f"got {type(prompts).__name__}", "a list of prompt labels")
+        prompts = None
     provider = _parse(ctx, doc, path, raw, dialect)
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
+        provider.prompts = prompts
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
