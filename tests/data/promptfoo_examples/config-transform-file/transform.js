@@ -1,5 +1,0 @@
-module.exports = (output, context) => {
-  // context.vars, context.prompt
-  // ...
-  return output.toUpperCase();
-};
