@@ -17,16 +17,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
+import threading
 import time
 from dataclasses import asdict, is_dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from eval_pipelines.store.connection import DatabaseBusy, connect, none_if_missing
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig
+
+_log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 1.0
 FLUSH_EVERY_N = 50
@@ -66,6 +71,11 @@ class ResponseCache:
         self._hits: dict[str, dict[str, Any]] = {}
         self._pending: list[dict[str, Any]] = []
         self._last_flush = time.monotonic()
+        # put() appends on the event loop while flush() runs in a worker thread: the buffer is
+        # swapped and restored under this lock, and one flush runs at a time (two at once lost
+        # entries: each restored its batch over the other's).
+        self._lock = threading.Lock()
+        self._flushing = False
         self.hits = 0
         self.stored = 0
 
@@ -97,16 +107,23 @@ class ResponseCache:
     async def put(self, key: str, output: ModelOutput, model: str) -> None:
         if output.error is not None or output.output is None:
             return  # failures are never cached: a re-run tries again
-        self._pending.append({
+        row = {
             "request_hash": key, "target": output.target, "model": model, "output": output.output,
             "latency_ms": output.latency_ms, "prompt_tokens": output.prompt_tokens,
             "completion_tokens": output.completion_tokens, "cost_usd": output.cost_usd,
             "llm_calls": output.llm_calls, "tool_calls": output.tool_calls,
             "trace": json.dumps(output.trace, default=str),
             "created_at": datetime.now(timezone.utc).replace(tzinfo=None),
-        })
-        if len(self._pending) >= FLUSH_EVERY_N or time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
-            await asyncio.to_thread(self.flush, 0.0)
+        }
+        with self._lock:
+            self._pending.append(row)
+            due = len(self._pending) >= FLUSH_EVERY_N or time.monotonic() - self._last_flush >= FLUSH_EVERY_S
+        if due and not self._flushing:
+            self._flushing = True  # set on the event loop: no second flush starts meanwhile
+            try:
+                await asyncio.to_thread(self.flush, 0.0)
+            finally:
+                self._flushing = False
 
     @property
     def unwritten(self) -> int:
@@ -115,18 +132,30 @@ class ResponseCache:
 
     def flush(self, wait_s: float = 30.0) -> None:
         """Write buffered entries; with ``wait_s=0`` give up at once if the file is busy."""
-        if not self._pending:
+        with self._lock:
+            batch, self._pending = self._pending, []
+            self._last_flush = time.monotonic()
+        if not batch:
             return
-        batch, self._pending = self._pending, []
-        self._last_flush = time.monotonic()
+        # Two targets with the same model and server ask the same request: one key, two answers.
+        # DuckDB refuses a key twice in one insert, and its upsert (INSERT OR REPLACE: a delete
+        # and an insert) can fail its over-eager key check when another flush wrote the key
+        # (a constraint error that lost the whole batch). So each key is written once per batch,
+        # and a key already stored keeps its answer: any answer to that request serves a re-run.
+        rows = list({row["request_hash"]: row for row in batch}.values())
         try:
             with connect(self.db_path, wait_s=wait_s) as con:
-                con.register("new_cache_rows", pd.DataFrame(batch))
-                con.execute("INSERT OR REPLACE INTO response_cache BY NAME SELECT * FROM new_cache_rows")
+                con.register("new_cache_rows", pd.DataFrame(rows))
+                con.execute("INSERT OR IGNORE INTO response_cache BY NAME SELECT * FROM new_cache_rows")
                 con.unregister("new_cache_rows")
-            self.stored += len(batch)
+            self.stored += len(rows)
         except DatabaseBusy:
-            self._pending = batch + self._pending  # try again at the next flush
+            with self._lock:
+                self._pending = batch + self._pending  # try again at the next flush
+        except duckdb.Error as exc:
+            # The answers are stored as outputs anyway; a cache that cannot take them must not
+            # turn a good answer into a failed call (put() runs inside the target's call).
+            _log.warning("%d answers were not added to the response cache: %s", len(rows), exc)
 
 
 class CachedTarget:

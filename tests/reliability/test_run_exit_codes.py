@@ -103,3 +103,24 @@ def test_cache_entries_kept_while_the_file_is_busy_are_counted_not_dropped(tmp_p
     cache.preload(["h0", "h1", "h2"])
     hit = cache.get("h1", type("R", (), {"test_id": "c", "trial": 0})(), "t")
     assert isinstance(hit, ModelOutput) and hit.output == "answer 1" and hit.cached
+
+
+def test_one_key_twice_in_a_batch_is_written_once(tmp_path: Path) -> None:
+    """Two targets with the same model and base URL ask identical requests: the same key twice in
+    one flush. DuckDB refuses a key twice in one INSERT OR REPLACE; the whole batch was lost and
+    a re-run paid again (seen as a flaky test_field_effects run). The last answer is kept."""
+    from eval_pipelines.run.cache import ResponseCache
+
+    db = tmp_path / "cache.duckdb"
+    cache = ResponseCache(str(db))
+    for i, key in enumerate(["same", "other", "same"]):
+        cache._pending.append({
+            "request_hash": key, "target": f"t{i}", "model": "m", "output": f"answer {i}",
+            "latency_ms": 1.0, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": None,
+            "llm_calls": 1, "tool_calls": 0, "trace": "[]", "created_at": datetime(2026, 1, 1)})
+    cache.flush(5.0)
+    assert cache.unwritten == 0 and cache.stored == 2
+    cache.preload(["same", "other"])
+    request = type("R", (), {"test_id": "c", "trial": 0})()
+    assert cache.get("same", request, "t").output == "answer 2"
+    assert cache.get("other", request, "t").output == "answer 1"
