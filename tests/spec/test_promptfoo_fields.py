@@ -326,8 +326,8 @@ def test_a_template_cannot_reach_python_objects(tmp_path: Path) -> None:
     # A plain jinja2 environment would hand this template the interpreter's classes (and with
     # them a way to run code in our process); the sandboxed one refuses the attribute.
     marker = tmp_path / "pwned"
-    template = ("{{ ''.__class__.__mro__[1].__subclasses__() }}"
-                "{{ cycler.__init__.__globals__.os.system('touch " + str(marker) + "') }}")
+    template = ("{{ cycler.__init__.__globals__.os.system('touch " + str(marker) + "') }}"
+                "{{ ''.__class__.__mro__[1].__subclasses__() }}")
     line = refusal(tmp_path, f"prompts: [\"{template}\"]\nproviders: [echo]\n" + ONE_TEST)
+    assert not marker.exists()  # a plain environment runs the command (checked): the file appears
     assert "does not render" in line and "unsafe" in line
-    assert not marker.exists()
