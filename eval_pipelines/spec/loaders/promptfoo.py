@@ -60,6 +60,7 @@ from eval_pipelines.spec.loaders.promptfoo_prompts import (
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
 from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
+from eval_pipelines.spec.loaders.promptfoo_template_env import NAMES_READ, read_warnings
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
 )
@@ -376,9 +377,13 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         check_sidecars(ctx, doc, raw)
     filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
+    names_read: set[str] = set()
+    read_token = NAMES_READ.set(names_read)
     try:
-        return _suite(loader, names)
+        suite, warnings = _suite(loader, names)
+        return suite, warnings + read_warnings(doc.file, names_read)
     finally:
+        NAMES_READ.reset(read_token)
         if token is not None:
             PROMPT_ENV.reset(token)
 

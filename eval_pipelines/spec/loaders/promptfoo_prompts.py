@@ -42,6 +42,7 @@ from eval_pipelines.spec.loaders.promptfoo_exec import Executable, executable_pr
 from eval_pipelines.spec.loaders.promptfoo_filters import FilterFailed
 from eval_pipelines.spec.loaders.promptfoo_media import has_non_text_parts, media_message
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, function_prompt_text, split_script_ref
+from eval_pipelines.spec.loaders.promptfoo_template_env import EnvironmentView
 from eval_pipelines.spec.models import Message
 from eval_pipelines.spec.source import Document, load_document, read_text
 
@@ -72,6 +73,7 @@ _ENV = jinja2.sandbox.SandboxedEnvironment(autoescape=False, keep_trailing_newli
                           finalize=_nunjucks_text)
 _ENV.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
 _ENV.filters["load"] = json.loads  # promptfoo's built-in `load` filter (JSON.parse)
+_ENV.globals["env"] = EnvironmentView()  # promptfoo's `env` global (promptfoo_template_env)
 # The environment prompts compile and render with during one load: _ENV plus the config's custom
 # filters (promptfoo_filters); assertion values keep _ENV, as promptfoo renders them without them.
 PROMPT_ENV: ContextVar[jinja2.Environment] = ContextVar("promptfoo_prompt_env", default=_ENV)
