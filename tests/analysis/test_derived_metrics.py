@@ -10,8 +10,9 @@ from eval_pipelines.analysis.derived_metrics import (
 )
 
 
-@pytest.mark.parametrize("text", ["__import__('os')", "a.b", "a[0]", "x if y else z", "a < b", "lambda: 1",
-                                  "'text'", "a; b", "a % 2", "True"])
+@pytest.mark.parametrize("text", ["__import__('os')", "a.b", "a[0]", "x if y else z", "lambda: 1",
+                                  "'text'", "a; b", "a % 2", "True", "a ? b", "a : b", "(a + b", "a + b)",
+                                  "max(a, key=b)", "print(a)", "a ? b : c : d"])
 def test_only_arithmetic_is_read(text: str) -> None:
     with pytest.raises(ExpressionError):
         parse_expression(text)
@@ -24,6 +25,22 @@ def test_expressions_follow_the_arithmetic_and_division_by_zero_is_undefined() -
     assert evaluate(parse_expression("missing + 1"), scope) == 1.0  # a missing metric reads 0
     assert evaluate(parse_expression("tp / (fp - 1)"), scope) is None
     assert evaluate(parse_expression("(0 - 1) ** 0.5"), scope) is None  # not a real number
+
+
+def test_mathjs_conditionals_comparisons_logic_and_functions() -> None:
+    # promptfoo's eval-f-score example guards each division with mathjs's conditional.
+    precision = parse_expression("true_positives + false_positives > 0 ? "
+                                 "true_positives / (true_positives + false_positives) : 0")
+    assert evaluate(precision, {"true_positives": 3.0, "false_positives": 1.0}) == pytest.approx(0.75)
+    assert evaluate(precision, {}) == 0.0  # no division by zero: only the branch taken is evaluated
+    scope = {"a": 2.0, "b": 5.0}
+    assert evaluate(parse_expression("a > b ? 1 : a == 2 ? 2 : 3"), scope) == 2.0  # right-associative
+    assert evaluate(parse_expression("(a < b ? a : b) * 10"), scope) == 20.0
+    assert evaluate(parse_expression("max(a, b ? 7 : 8) + min(a, b)"), scope) == 9.0
+    assert evaluate(parse_expression("a >= 2 and not (b != 5) or 0"), scope) == 1.0
+    assert evaluate(parse_expression("sqrt(b - a - 3) + round(2.4) + abs(-a) ^ 2"), scope) == 6.0
+    assert evaluate(parse_expression("log(a - 2)"), scope) is None  # mathjs: -Infinity
+    assert evaluate(parse_expression("round(2.5) + round(-2.5) + round(0.125, 2)"), scope) == pytest.approx(0.13)
 
 
 def test_named_scores_sum_per_prompt_and_provider_and_derive_in_order() -> None:

@@ -287,7 +287,8 @@ tests: [{vars: {q: hi}}]
     ("evaluateOptions: {delay: 100}\n", "evaluateOptions.delay"),
     ("outputPath: out.csv\nderivedMetrics: [{name: f, value: 'function(s) { return 1 }'}]\n",
      "JavaScript functions in derivedMetrics"),
-    ("derivedMetrics: [{name: f, value: 'max(a, b)'}]\n", "derivedMetrics[0].value: function calls are not allowed"),
+    ("derivedMetrics: [{name: f, value: 'print(a, b)'}]\n",
+     "derivedMetrics[0].value: function calls other than abs min max"),
     ("defaultTest: {options: {storeOutputAs: x}}\n", "storeOutputAs"),
 ])
 def test_unsupported_fields_are_refused_in_one_line(tmp_path: Path, config: str, needle: str) -> None:

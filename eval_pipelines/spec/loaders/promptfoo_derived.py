@@ -1,8 +1,8 @@
 """promptfoo ``derivedMetrics`` read into ``Suite.derived_metrics``.
 
-Each entry is ``{name, value}``; ``value`` is an arithmetic expression over named metrics
-(checked now with ``analysis.derived_metrics.parse_expression``: numbers, names, ``+ - *
-/ ** ^``, parentheses). A JavaScript function (``function(namedScores, evalStep) {...}``)
+Each entry is ``{name, value}``; ``value`` is a mathjs expression over named metrics
+(checked now with ``analysis.derived_metrics.parse_expression``, which says what subset it
+reads: arithmetic, comparisons, logic, ``c ? a : b``, a few functions). A JavaScript function (``function(namedScores, evalStep) {...}``)
 is refused in one line, as is anything else the expression reader does not take.
 """
 
