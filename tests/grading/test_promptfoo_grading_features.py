@@ -190,10 +190,40 @@ def test_max_score_selects_the_output_whose_other_assertions_score_highest(
         "test-2-p1": (0.0, False), "test-2-p2": (0.0, False), "test-2-p3": (0.0, False)}
 
 
+MAX_SCORE_WEIGHTS = """\
+prompts: ['A ({{n}})', 'B ({{n}})']
+providers: [openai:chat:fake-model]
+defaultTest:
+  assert: [{type: icontains, value: fresh}]
+tests:
+  - vars: {n: w}
+    assert:
+      - {type: contains, value: apple}
+      - {type: not-contains, value: rotten}
+      - type: max-score
+        value: {weights: {contains: 3, not-contains: 0.5}}
+"""
+
+
+def test_max_score_weights_apply_to_every_assertion_of_a_type_as_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # promptfoo's docs (max-score "How weights work"): average = sum(score x weight) / sum(weights),
+    # weight 1 for a type not named; the defaultTest assertion (icontains) counts with weight 1.
+    answers = {"A (w)": "an apple, rotten", "B (w)": "a FRESH pear"}
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = lambda body: answers[last_user_message(body)]
+        db = _run_config(tmp_path, MAX_SCORE_WEIGHTS, server, monkeypatch, capsys)
+    grades = _grades(db, "max_score")
+    # A: icontains 0 (w 1), contains 1 (w 3), not-contains 0 (w 0.5): 3 / 4.5; B: 1 + 0 + 0.5 = 1.5 / 4.5.
+    # Unweighted B would win (2/3 against 1/3).
+    assert [grades[f"test-1-p{i}"][3]["aggregate"] for i in (1, 2)] == [round(3 / 4.5, 6), round(1.5 / 4.5, 6)]
+    assert {k: v[:2] for k, v in grades.items()} == {"test-1-p1": (1.0, True), "test-1-p2": (0.0, False)}
+
+
 @pytest.mark.parametrize(("assertion", "message"), [
     ("{type: assert-set, assert: [{type: select-best, value: funniest}]}", "select-best inside assert-set is not supported"),
     ("{type: select-best, value: funniest, transform: output.trim()}", "a transform on select-best is not supported"),
-    ("{type: max-score, value: {weights: {contains: 2}}}", "`value.weights` (weights by assertion type) is not supported"),
+    ("{type: max-score, value: {weights: {contains: high}}}", "`value.weights` must map assertion types to numbers"),
 ])
 def test_compare_assertions_that_cannot_be_honoured_are_refused(tmp_path: Path, assertion: str, message: str) -> None:
     from eval_pipelines.spec.errors import SpecErrors

@@ -331,3 +331,13 @@ def test_a_template_cannot_reach_python_objects(tmp_path: Path) -> None:
     line = refusal(tmp_path, f"prompts: [\"{template}\"]\nproviders: [echo]\n" + ONE_TEST)
     assert not marker.exists()  # a plain environment runs the command (checked): the file appears
     assert "does not render" in line and "unsafe" in line
+
+
+def test_an_x_key_holds_yaml_anchors_and_is_a_stored_warning(tmp_path: Path) -> None:
+    # promptfoo's config schema drops unknown keys; an `x-` key (the docker-compose convention,
+    # openai-codex-sdk/skill-comparison) only holds an anchor the config uses elsewhere.
+    suite, warnings = load(tmp_path, "x-shared: &word banana\n" + HEAD +
+                           "tests: [{vars: {q: x}, assert: [{type: contains, value: *word}]}]\n")
+    assert suite.tests[0].assertions[0].config["value"] == "banana"
+    assert any("x-shared: a YAML extension key" in w for w in warnings)
+    assert "unknown field 'y-shared'" in refusal(tmp_path, "y-shared: 1\n" + HEAD + ONE_TEST)

@@ -3,7 +3,8 @@
 As promptfoo's ``selectMaxScore`` (src/matchers): after every output of a test exists (its
 prompts x providers, one trial), each output's score is the mean (``method: average``) or
 the sum (``method: sum``) of its other assertions' scores (select_best and max_score left
-out); the highest wins, the first on a tie (outputs ordered by prompt, then provider). The
+out), weighted by ``weights`` (by assertion type as written, default 1: the docs' ``sum(score x
+weight) / sum(weights)``); the highest wins, the first on a tie (outputs ordered by prompt, then provider). The
 winner scores 1 and passes, unless ``threshold`` is set and its score is below it; the
 others score 0. The scores read are our stored grade scores (calibrated for types with a
 threshold, see docs/promptfoo.md). ``details`` keep each output's ``aggregate``, the
@@ -22,6 +23,10 @@ COMPARED = {"select_best", "max_score"}
 class MaxScoreParams(Params):
     method: Literal["average", "sum"] = "average"
     threshold: float | None = None
+    # promptfoo's weights by assertion type (default 1), and the test's assertion types by position
+    # (filled by the loader), which is how a grade's type as written is known.
+    weights: dict[str, float] = {}
+    assertion_types: list[str] = []
 
 
 class MaxScore(Grader[MaxScoreParams]):
@@ -44,13 +49,17 @@ class MaxScore(Grader[MaxScoreParams]):
         aggregates: list[float] = []
         counts: list[int] = []
         for item in items:
-            scores = [g.score for g in item.grades if g.assertion_type not in COMPARED]
-            if not scores:
+            scored = [(g.score, self._weight(params, g.assertion_index))
+                      for g in item.grades if g.assertion_type not in COMPARED]
+            if not scored:
                 return [Outcome(0.0, "max_score needs at least one other assertion to aggregate scores from",
                                 status="error")] * n
-            total = sum(scores)
-            aggregates.append(total if params.method == "sum" else total / len(scores))
-            counts.append(len(scores))
+            total, weight = sum(s * w for s, w in scored), sum(w for _, w in scored)
+            if params.method == "average" and weight == 0:
+                return [Outcome(0.0, "max_score: the weights of the assertions it aggregates are all 0",
+                                status="error")] * n
+            aggregates.append(total if params.method == "sum" else total / weight)  # promptfoo's docs: sum(s*w)/sum(w)
+            counts.append(len(scored))
         best = max(aggregates)
         winner = aggregates.index(best)  # the first on a tie
         meets = params.threshold is None or best >= params.threshold
@@ -66,3 +75,8 @@ class MaxScore(Grader[MaxScoreParams]):
             else:
                 out.append(Outcome(0.0, f"Not selected (score: {score:.3f}, max: {best:.3f})", details))
         return out
+
+    @staticmethod
+    def _weight(params: MaxScoreParams, index: int) -> float:
+        kind = params.assertion_types[index] if index < len(params.assertion_types) else None
+        return params.weights.get(kind, 1.0) if kind is not None else 1.0

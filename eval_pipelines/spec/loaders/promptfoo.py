@@ -368,7 +368,10 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         raise SpecErrors.single(doc.file, f"top level is {type(raw).__name__}", line=1,
                                 expected="a mapping with `prompts`, `providers` and `tests`")
     suite_keys = set(names.get("__keys__", "").split()) or SUITE_KEYS
-    ctx.unknown_keys(doc, (), raw, suite_keys)
+    extension_keys = sorted(k for k in raw if isinstance(k, str) and k.startswith("x-"))  # hold YAML anchors
+    ctx.warnings.extend(f"{doc.file}: {k}: a YAML extension key, not read itself (its anchors are read where "
+                        "they are used)" for k in extension_keys)
+    ctx.unknown_keys(doc, (), raw, suite_keys | set(extension_keys))
     for key, why in WARN_KEYS.items():
         if key in raw:
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
@@ -377,8 +380,7 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         check_sidecars(ctx, doc, raw)
     filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
-    names_read: set[str] = set()
-    read_token = NAMES_READ.set(names_read)
+    read_token = NAMES_READ.set(names_read := set())
     try:
         suite, warnings = _suite(loader, names)
         return suite, warnings + read_warnings(doc.file, names_read)

@@ -311,5 +311,10 @@ def convert_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
     if not isinstance(raw, list):
         ctx.error(doc, path, f"got {type(raw).__name__}", "a list of assertions")
         return []
-    return [a for i, item in enumerate(raw)
-            if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms))]
+    out = [a for i, item in enumerate(raw)
+           if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms))]
+    if len(out) == len(raw):  # max-score's weights are keyed by type: it is told each position's type
+        types = [str(item.get("type", "")) if isinstance(item, dict) else "llm-rubric" for item in raw]
+        out = [a.model_copy(update={"config": {**a.config, "assertion_types": types}})
+               if a.type == "max_score" and a.config.get("weights") else a for a in out]
+    return out

@@ -97,12 +97,16 @@ def _max_score(raw: dict[str, Any]) -> dict[str, Any]:
     value = raw.get("value") or {}
     if not isinstance(value, dict):
         raise Refused("`value` must be a mapping with `method` (average or sum) and `threshold`")
-    if value.get("weights"):  # keyed by promptfoo assertion type, which our grades do not keep
-        raise Refused("`value.weights` (weights by assertion type) is not supported")
     unknown = sorted(set(value) - {"method", "threshold", "weights"})
     if unknown:
-        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected method, threshold)")
-    return {"type": "max_score", **{k: value[k] for k in ("method", "threshold") if k in value}}
+        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected method, threshold, weights)")
+    weights = value.get("weights") or {}
+    if not isinstance(weights, dict) or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights.values()):
+        raise Refused("`value.weights` must map assertion types to numbers (0 or more)")
+    # By type as written; promptfoo_asserts adds the test's assertion types, by position, to read them.
+    return {"type": "max_score", **{k: value[k] for k in ("method", "threshold") if k in value},
+            **({"weights": {str(k): float(w) for k, w in weights.items()}} if weights else {})}
 
 
 def _needs(key: str) -> Callable[[dict[str, Any]], Any]:
