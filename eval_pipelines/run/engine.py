@@ -85,10 +85,12 @@ async def collect_outputs(
     concurrency: int | None = None,
     on_output: Callable[[ModelOutput], None] | None = None,
     passes: Verdict | None = None,
+    delays: Mapping[str, float] | None = None,
 ) -> list[ModelOutput]:
     """One output (or error) for every case x target x trial; never fewer.
 
-    Without ``passes`` a case counts as failed only when its output is an error."""
+    Without ``passes`` a case counts as failed only when its output is an error. ``delays``
+    (seconds, by target): a pause after each call the cache did not answer, in the call's slot."""
     sizes = {name: max(1, concurrency or suite.settings.max_concurrency or target.concurrency)
              for name, target in targets.items()}
     limits = {name: asyncio.Semaphore(size) for name, size in sizes.items()}
@@ -137,6 +139,7 @@ async def collect_outputs(
             answers[earlier] = await pending if pending is not None else None
         case = with_answers(case, answers)
         target = targets[target_name]
+        pause = (delays or {}).get(target_name, 0.0)
         if case.cache is False:
             target = _uncached(target)
         async with limits[target_name]:
@@ -147,7 +150,7 @@ async def collect_outputs(
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
             request = _request(suite, case, trial)
-            result = await _generate(target, request, case, target_name, trial)
+            result = await _generate(target, request, case, target_name, trial, pause)
             result.answers = answers
             reruns = suite.reruns_for(case)
             ok = await passed(result) if (reruns or suite.settings.fail_fast) else True
@@ -156,7 +159,7 @@ async def collect_outputs(
                 # the last attempt is stored, `attempts` counts the calls of all of them.
                 if not result.cached:
                     spent += result.cost_usd or 0.0
-                again = await _generate(_uncached(target), request, case, target_name, trial)
+                again = await _generate(_uncached(target), request, case, target_name, trial, pause)
                 again.attempts += result.attempts
                 again.answers = answers
                 result = again
@@ -186,11 +189,14 @@ async def collect_outputs(
 
 
 async def _generate(target: Target, request: TargetRequest, case: TestCase, target_name: str,
-                    trial: int) -> ModelOutput:
+                    trial: int, pause: float = 0.0) -> ModelOutput:
     try:
-        return await target.generate(request)
+        result = await target.generate(request)
     except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
-        return ModelOutput(case.id, target_name, trial, None, error=f"target failed: {type(exc).__name__}: {exc}")
+        result = ModelOutput(case.id, target_name, trial, None, error=f"target failed: {type(exc).__name__}: {exc}")
+    if pause > 0 and not result.cached:  # promptfoo sleeps after every response not from its cache
+        await asyncio.sleep(pause)
+    return result
 
 
 def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:
@@ -250,7 +256,9 @@ async def run_model_phase(
                     if isinstance(t := targets[n], CachedTarget)
                     for trial in range(suite.trials_for(case))]
             await asyncio.to_thread(cache.preload, keys)
-        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output, passes=passes)
+        delays = {n: ms / 1000 for n in names if (ms := suite.settings.target_delay_ms.get(n, suite.settings.delay_ms))}
+        return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output, passes=passes,
+                                     delays=delays)
     finally:
         for target in targets.values():
             await target.aclose()

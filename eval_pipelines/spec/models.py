@@ -181,6 +181,11 @@ class Settings(Model):
 
     timeout_ms: int = Field(default=30_000, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
+    # A pause after each call the cache did not answer, holding the call's slot: for every target
+    # (promptfoo's evaluateOptions.delay; its loader also sets max_concurrency to 1, as promptfoo
+    # does), or by target name (a promptfoo provider's `delay`), which wins.
+    delay_ms: int | None = Field(default=None, ge=0)
+    target_delay_ms: dict[str, int] = Field(default_factory=dict)
     fail_fast: bool = False
     # None: each target's own `max_retries` applies.
     retry_count: int | None = Field(default=None, ge=0, le=20)

@@ -182,6 +182,10 @@ def eval_suite_schema() -> dict[str, Any]:
                 "fail_fast": {"type": "boolean", "description": "stop after the first failing case"},
                 "retry_count": {"type": "integer", "minimum": 0, "description": "HTTP retries of each call"},
                 "rerun_failed": {"type": "integer", "minimum": 0, "description": "re-runs of a failing case"},
+                "delay_ms": {"type": "integer", "minimum": 0,
+                             "description": "pause after each call the cache did not answer"},
+                "target_delay_ms": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+                                    "description": "delay_ms by target name (wins over delay_ms)"},
             }},
             "baseline": {"type": "string", "description": "version to compare with (1.2.0 or name@1.2.0)"},
             "regression": {"type": "object", "additionalProperties": False, "properties": {

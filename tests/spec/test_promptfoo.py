@@ -284,7 +284,7 @@ tests: [{vars: {q: hi}}]
 @pytest.mark.parametrize(("config", "needle"), [
     ("env: {OPENAI_API_KEY: x}\n", "env"),
     ("extensions: [file://hooks.js]\n", "extensions"),
-    ("evaluateOptions: {delay: 100}\n", "evaluateOptions.delay"),
+    ("evaluateOptions: {delay: -1}\n", "evaluateOptions.delay: invalid delay -1"),
     ("outputPath: out.csv\nderivedMetrics: [{name: f, value: 'function(s) { return 1 }'}]\n",
      "JavaScript functions in derivedMetrics"),
     ("derivedMetrics: [{name: f, value: 'print(a, b)'}]\n",

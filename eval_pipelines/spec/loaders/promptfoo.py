@@ -398,6 +398,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     read_evaluate_options(ctx, doc, raw.get(evaluate_key), evaluate_key, dialect, settings, execution)
     provider_key = next((k for k in (names.get("providers", "providers"), "targets") if k in raw), "providers")
     execution.targets = loader.provider_names(raw.get(provider_key), provider_key) if provider_key in raw else []
+    settings.target_delay_ms = {p.name: p.delay_ms for p in loader.suite_providers if p.delay_ms is not None}
     prompts = parse_prompts(ctx, doc, raw.get("prompts"))
     for i, provider in enumerate(loader.suite_providers if not ctx.errors else []):  # (a prompt not read: said)
         for ref in provider.prompts or []:
@@ -435,8 +436,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         apply_env(ctx, doc, raw.get("env"), list(loader.providers.values()))
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
         raise SpecErrors(list(dict.fromkeys(ctx.errors)))
-    tags = raw.get("tags") or []
-    tags = [f"{k}:{v}" for k, v in tags.items()] if isinstance(tags, dict) else [str(t) for t in tags]
+    tags = [f"{k}:{v}" for k, v in t.items()] if isinstance(t := raw.get("tags") or [], dict) else [str(x) for x in t]
     suite = Suite(
         name=str(raw.get("name") or doc.file.stem), description=raw.get("description"),
         version=str(raw["version"]) if raw.get("version") is not None else None, tags=tags,

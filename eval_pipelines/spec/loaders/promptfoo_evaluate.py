@@ -18,7 +18,7 @@ AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "tim
 def read_evaluate_options(ctx: LoadContext, doc: Document, raw: Any, key: str, dialect: str, settings: Settings,
                           execution: Execution) -> None:
     """``evaluateOptions``: ``repeat`` -> trials, ``maxConcurrency``, ``timeoutMs``, ``cache: false``;
-    ``delay`` refused; ``showProgressBar`` a stored warning (cosmetic)."""
+    ``delay`` (ms after each uncached call, one call at a time); ``showProgressBar`` a stored warning (cosmetic)."""
     if raw is None:
         return
     if not isinstance(raw, dict):
@@ -42,8 +42,15 @@ def read_evaluate_options(ctx: LoadContext, doc: Document, raw: Any, key: str, d
                 ctx.error(doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
     if raw.get("cache") is False:
         execution.cache = False
-    if "delay" in raw:
-        ctx.error(doc, (key, "delay"), "a delay between calls is not supported",
-                  "`requests_per_minute` on the target in targets.yaml")
+    if "delay" in raw:  # promptfoo: a pause after each uncached call, and concurrency 1 (src/commands/eval.ts)
+        delay = raw["delay"]
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
+            ctx.error(doc, (key, "delay"), f"invalid delay {delay!r}", "milliseconds (0 or more)")
+        elif delay > 0:
+            settings.delay_ms = int(delay)
+            if (settings.max_concurrency or 1) > 1:
+                ctx.warnings.append(f"{doc.file}: {key}.maxConcurrency {settings.max_concurrency}: a delay runs one "
+                                    "call at a time, as promptfoo does")
+            settings.max_concurrency = 1
     if "showProgressBar" in raw:
         ctx.warnings.append(f"{doc.file}: {key}.showProgressBar is cosmetic and has no effect here")

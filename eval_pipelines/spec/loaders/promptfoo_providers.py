@@ -64,6 +64,7 @@ class Provider:
     names: tuple[str, ...] = ()  # its label and id as written (tests[].providers match them)
     functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
     prompts: list[str] | None = None  # its `prompts`: the labels of the prompts it runs (None: all)
+    delay_ms: int | None = None  # its `delay`: a pause after each uncached call
 
 
 def target_name(text: str) -> str:
@@ -151,7 +152,10 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
     ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
-    for key in ("transform", "delay", "env", "inputs"):
+    delay = raw.get("delay")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0):
+        ctx.error(doc, path + ("delay",), f"invalid delay {delay!r}", "milliseconds (0 or more)")
+    for key in ("transform", "env", "inputs"):
         if key in raw:
             ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
     prompts = raw.get("prompts")
@@ -162,6 +166,8 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
         provider.prompts = prompts
+        if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay >= 0:
+            provider.delay_ms = int(delay)  # Settings.target_delay_ms: its target pauses after each call
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
