@@ -341,3 +341,14 @@ def test_an_x_key_holds_yaml_anchors_and_is_a_stored_warning(tmp_path: Path) -> 
     assert suite.tests[0].assertions[0].config["value"] == "banana"
     assert any("x-shared: a YAML extension key" in w for w in warnings)
     assert "unknown field 'y-shared'" in refusal(tmp_path, "y-shared: 1\n" + HEAD + ONE_TEST)
+
+
+def test_a_config_without_tests_runs_each_prompt_once_as_promptfoo_compares_raw_prompts(tmp_path: Path) -> None:
+    # src/evaluator.ts: no tests and no scenarios -> one "dummy test" (defaultTest still applies).
+    suite, warnings = load(tmp_path, "prompts: ['Tell a joke', 'Tell a {{ kind }} joke']\nproviders: [echo]\n"
+                                     "defaultTest: {assert: [{type: icontains, value: joke}]}\n")
+    assert [[m.content for m in c.input] for c in suite.tests] == [["Tell a joke"], ["Tell a  joke"]]
+    assert all(c.metadata["vars"] == {} and c.assertions[0].type == "icontains" for c in suite.tests)
+    assert any("tests: none, so each prompt runs once" in w for w in warnings)
+    assert "red-team generation" in refusal(tmp_path, "prompts: ['{{ prompt }}']\nproviders: [echo]\n"
+                                                      "redteam: {plugins: [harmful]}\n")

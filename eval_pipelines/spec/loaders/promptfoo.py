@@ -62,7 +62,8 @@ from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, t
 from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
 from eval_pipelines.spec.loaders.promptfoo_template_env import NAMES_READ, read_warnings
 from eval_pipelines.spec.loaders.promptfoo_tests import (
-    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, resolve_variables, var_combinations,
+    RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, read_default_test, resolve_variables,
+    shapes_ok, var_combinations,
 )
 from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase
 from eval_pipelines.spec.paths import PathPolicy
@@ -166,18 +167,6 @@ class Loader:
             if key in raw:
                 self.ctx.error(doc, path + (key,), f"{feature} (`{key}`) is not supported")
 
-    def shapes_ok(self, doc: Document, path: tuple[Any, ...], data: dict[str, Any]) -> bool:
-        """The fields merged with defaultTest have mergeable shapes (else one error each)."""
-        ok = True
-        for key, kind, expected in (("vars", (dict, str), "a mapping (or a file:// reference)"),
-                                    ("options", dict, "a mapping"), ("metadata", dict, "a mapping"),
-                                    ("assert", list, "a list of assertions")):
-            value = data.get(key)
-            if value is not None and not isinstance(value, kind):
-                self.ctx.error(doc, path + (key,), f"got {type(value).__name__}", expected)
-                ok = False
-        return ok
-
     def build_cases(self, raw: RawTest, prompts: list[Prompt], default: dict[str, Any],
                     suite_metadata: dict[str, Any], number: int) -> list[TestCase]:
         """The cases of one test: one per variable combination and prompt."""
@@ -194,7 +183,7 @@ class Loader:
         if self.dialect == "agentv" and "input" in data:
             self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
                            "prompt text in top-level `prompts` and values in `tests[].vars`")
-        if not self.shapes_ok(doc, path, data):
+        if not shapes_ok(self.ctx, doc, path, data):
             return []
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`, read before merging defaults
             variables = load_vars(self.ctx, doc, path + ("vars",), data["vars"], self.var_base,
@@ -406,22 +395,15 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
                 ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
-    default_key = names.get("defaultTest", "defaultTest")
-    default = raw.get(default_key) or {}
-    if isinstance(default, str):
-        found = collect_raw_tests(ctx, doc, (default_key,), default, dialect)
-        default = found[0].data if found else {}
-    if not isinstance(default, dict):
-        ctx.error(doc, (default_key,), "invalid defaultTest", "a test mapping")
-        default = {}
-    elif not loader.shapes_ok(doc, (default_key,), default):
-        default = {}
-    if "assert" in raw:  # AgentV v5: suite-level assertions apply to every test
-        default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}
+    default = read_default_test(ctx, doc, names.get("defaultTest", "defaultTest"), dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
     tests = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect)
     tests += expand_scenarios(ctx, doc, raw.get("scenarios"), dialect)
+    if not tests and dialect == "promptfoo" and "scenarios" not in raw and "redteam" not in raw and not ctx.errors:
+        tests = [RawTest({}, doc, ("tests",))]  # promptfoo's dummy test: each prompt once, as written
+        ctx.warnings.append(f"{doc.file}: tests: none, so each prompt runs once without variables (promptfoo's "
+                            "eval compares the raw prompts)")
     cases: list[TestCase] = []
     for number, test in enumerate(tests, start=1):
         cases += loader.build_cases(test, prompts, default, metadata if isinstance(metadata, dict) else {}, number)

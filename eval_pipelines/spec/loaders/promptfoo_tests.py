@@ -410,3 +410,34 @@ def var_combinations(variables: dict[str, Any]) -> list[dict[str, Any]]:
     if not keys:
         return [variables]
     return [{**variables, **dict(zip(keys, combo))} for combo in itertools.product(*(variables[k] for k in keys))]
+
+
+def shapes_ok(ctx: LoadContext, doc: Document, path: tuple[Any, ...], data: dict[str, Any]) -> bool:
+    """The fields merged with defaultTest have mergeable shapes (else one error each)."""
+    ok = True
+    for key, kind, expected in (("vars", (dict, str), "a mapping (or a file:// reference)"),
+                                ("options", dict, "a mapping"), ("metadata", dict, "a mapping"),
+                                ("assert", list, "a list of assertions")):
+        value = data.get(key)
+        if value is not None and not isinstance(value, kind):
+            ctx.error(doc, path + (key,), f"got {type(value).__name__}", expected)
+            ok = False
+    return ok
+
+
+def read_default_test(ctx: LoadContext, doc: Document, key: str, dialect: str) -> dict[str, Any]:
+    """``defaultTest`` (AgentV: ``default_test``): a test mapping, or a ``file://`` holding one;
+    AgentV v5's suite-level ``assert`` joins its assertions (they apply to every test)."""
+    raw = doc.data
+    default = raw.get(key) or {}
+    if isinstance(default, str):
+        found = collect_raw_tests(ctx, doc, (key,), default, dialect)
+        default = found[0].data if found else {}
+    if not isinstance(default, dict):
+        ctx.error(doc, (key,), "invalid defaultTest", "a test mapping")
+        default = {}
+    elif not shapes_ok(ctx, doc, (key,), default):
+        default = {}
+    if "assert" in raw:
+        default = {**default, "assert": list(raw.get("assert") or []) + list(default.get("assert") or [])}
+    return default
