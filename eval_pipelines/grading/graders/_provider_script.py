@@ -20,45 +20,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eval_pipelines.grading.graders.text import parse_json_output
+from eval_pipelines.run.script_runner import MARK, node_runner, python_runner, read_answer
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import JudgeReply
 
 TIMEOUT_S = 30.0
 MEMORY_MB = 1024
-MARK = "@@eval-pipelines-provider@@"
 
-JS_RUNNER = r"""
-const fs = require('fs');
-const req = JSON.parse(fs.readFileSync(0, 'utf8'));
-(async () => {
-  const mod = await import(require('url').pathToFileURL(require('path').resolve(req.file)).href);
-  let Provider = mod.default ?? mod;
-  if (Provider && typeof Provider !== 'function' && typeof Provider.default === 'function') Provider = Provider.default;
-  const provider = typeof Provider === 'function' ? new Provider({id: req.id, config: {}}) : Provider;
-  const method = req.kind === 'embedding' ? 'callEmbeddingApi' : 'callApi';
-  if (!provider || typeof provider[method] !== 'function') throw new Error(`the provider has no ${method}`);
-  const replies = [];
-  for (const text of req.texts) replies.push(await provider[method](text));
-  process.stdout.write('\n' + req.mark + JSON.stringify({replies}) + '\n');
-})().catch((e) => { process.stderr.write(String(e && e.message || e)); process.exit(1); });
-"""
-PY_RUNNER = r"""
-import importlib.util, inspect, json, sys
-req = json.loads(sys.stdin.read())
-sys.path.insert(0, ".")
-spec = importlib.util.spec_from_file_location("provider", req["file"])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-name = "call_embedding_api" if req["kind"] == "embedding" else "call_api"
-fn = getattr(mod, name, None)
-if fn is None:
-    sys.stderr.write("the provider has no %s" % name)
-    sys.exit(3)
-n = len(inspect.signature(fn).parameters)
-replies = [fn(*[text, {"config": {}}, {"vars": {}}][:max(1, n)]) for text in req["texts"]]
-sys.stdout.write("\n" + req["mark"] + json.dumps({"replies": replies}, default=str) + "\n")
-"""
+JS_RUNNER = node_runner("""
+    let Provider = mod.default ?? mod;
+    if (Provider && typeof Provider !== 'function' && typeof Provider.default === 'function') Provider = Provider.default;
+    const provider = typeof Provider === 'function' ? new Provider({id: req.id, config: {}}) : Provider;
+    const method = req.kind === 'embedding' ? 'callEmbeddingApi' : 'callApi';
+    if (!provider || typeof provider[method] !== 'function') throw new Error(`the provider has no ${method}`);
+    const replies = [];
+    for (const text of req.texts) replies.push(await provider[method](text));
+    answer({replies});
+""")
+PY_RUNNER = python_runner("""
+    name = "call_embedding_api" if req["kind"] == "embedding" else "call_api"
+    fn = getattr(mod, name, None)
+    if fn is None:
+        sys.stderr.write("the provider has no %s" % name)
+        sys.exit(3)
+    n = len(inspect.signature(fn).parameters)
+    answer({"replies": [fn(*[text, {"config": {}}, {"vars": {}}][:max(1, n)]) for text in req["texts"]]})
+""")
 
 
 class ScriptProviderJudge:
@@ -84,13 +72,13 @@ class ScriptProviderJudge:
         result = run_sandboxed(["python", "-c", PY_RUNNER] if python else ["node", "-e", JS_RUNNER],
                                stdin=json.dumps(request).encode(), timeout_s=TIMEOUT_S, memory_mb=MEMORY_MB,
                                files={self.file.name: source})
-        out = result.stdout.decode(errors="replace")
-        if MARK not in out:
+        answer = read_answer(result.stdout.decode(errors="replace"))
+        if answer is None or not isinstance(answer.get("replies"), list):
             lines = result.stderr.decode(errors="replace").strip().splitlines()
             why = result.error or ("timed out" if result.timed_out else
                                    lines[-1] if lines else f"exit code {result.returncode}")
             raise JudgeError(f"provider {self.model} failed: {why}")
-        replies = json.loads(out.rsplit(MARK, 1)[1].strip().splitlines()[0])["replies"]
+        replies = answer["replies"]
         for reply in replies:
             if not isinstance(reply, dict):
                 raise JudgeError(f"provider {self.model} returned {type(reply).__name__}, expected an object")

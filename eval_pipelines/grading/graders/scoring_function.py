@@ -27,42 +27,31 @@ from typing import Any, Sequence
 from pydantic import Field
 
 from eval_pipelines.grading.base import CompareItem, Grader, GradeInput, Outcome, Params
+from eval_pipelines.run.script_runner import MARK, node_runner, python_runner, read_answer
 
 TIMEOUT_S = 30.0
 MEMORY_MB = 1024
-MARK = "@@eval-pipelines-scoring@@"
 SKIPPED = {"select_best", "max_score", "scoring_function"}  # graded after it, or itself
 
-JS_RUNNER = r"""
-const fs = require('fs');
-const req = JSON.parse(fs.readFileSync(0, 'utf8'));
-(async () => {
-  const mod = await import(require('url').pathToFileURL(require('path').resolve(req.file)).href);
-  let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : (mod.default ?? mod);
-  if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
-  if (typeof fn !== 'function') throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
-  const result = await fn(req.named, req.context);
-  process.stdout.write('\n' + req.mark + JSON.stringify({result: result === undefined ? null : result}) + '\n');
-})().catch((e) => { process.stderr.write(String(e && e.message || e)); process.exit(1); });
-"""
-PY_RUNNER = r"""
-import importlib.util, json, sys
-req = json.loads(sys.stdin.read())
-sys.path.insert(0, ".")
-spec = importlib.util.spec_from_file_location("scoring", req["file"])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-fn = getattr(mod, req["function"] or "", None)
-if fn is None:
-    sys.stderr.write("no function %r in %s" % (req["function"], req["file"]))
-    sys.exit(3)
-try:
-    result = fn(req["named"], req["context"])
-except Exception as exc:
-    sys.stderr.write("%s: %s" % (type(exc).__name__, exc))
-    sys.exit(1)
-sys.stdout.write("\n" + req["mark"] + json.dumps({"result": result}, default=str) + "\n")
-"""
+JS_RUNNER = node_runner("""
+    let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : (mod.default ?? mod);
+    if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
+    if (typeof fn !== 'function') throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
+    const result = await fn(req.named, req.context);
+    answer({result: result === undefined ? null : result});
+""")
+PY_RUNNER = python_runner("""
+    fn = getattr(mod, req["function"] or "", None)
+    if fn is None:
+        sys.stderr.write("no function %r in %s" % (req["function"], req["file"]))
+        sys.exit(3)
+    try:
+        result = fn(req["named"], req["context"])
+    except Exception as exc:
+        sys.stderr.write("%s: %s" % (type(exc).__name__, exc))
+        sys.exit(1)
+    answer({"result": result})
+""")
 
 
 class ScoringFunctionParams(Params):
@@ -123,13 +112,13 @@ class ScoringFunction(Grader[ScoringFunctionParams]):
         result = run_sandboxed(["python", "-c", PY_RUNNER] if python else ["node", "-e", JS_RUNNER],
                                stdin=json.dumps(request).encode(), timeout_s=TIMEOUT_S, memory_mb=MEMORY_MB,
                                files={file.name: source})
-        lines = [line for line in result.stdout.decode(errors="replace").splitlines() if line.startswith(MARK)]
-        if not result.ok or not lines:
+        answer = read_answer(result.stdout.decode(errors="replace"))
+        if not result.ok or answer is None or "result" not in answer:
             tail = [line for line in result.stderr.decode(errors="replace").splitlines() if line.strip()]
             why = result.error or ("timed out" if result.timed_out else tail[-1][-300:] if tail
                                    else f"exited with {result.returncode}")
             return _failed(str(why), details)
-        value = json.loads(lines[-1].removeprefix(MARK))["result"]
+        value = answer["result"]
         # promptfoo's isGradingResult: an object with a boolean `pass` and a numeric `score`
         if not (isinstance(value, dict) and isinstance(value.get("pass"), bool)
                 and isinstance(value.get("score"), (int, float)) and not isinstance(value.get("score"), bool)):

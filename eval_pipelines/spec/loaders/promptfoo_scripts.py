@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eval_pipelines.run.script_runner import MARK, node_runner, python_runner, read_answer
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.source import Document
 
@@ -38,45 +39,33 @@ TS_SUFFIXES = (".ts", ".mts", ".cts")
 TIMEOUT_S = 30.0
 MEMORY_MB = 1024  # enough for a script that imports pandas, as promptfoo's examples do
 MAX_OUTPUT_BYTES = 1_000_000
-MARK = "@@eval-pipelines-result@@"
 _CACHE: dict[str, tuple[bool, Any]] = {}
 _CACHE_LIMIT_BYTES = 32 * 1024 * 1024  # what the reused results may hold in all (outputs are up to 1 MB each)
 _cached_bytes = 0
 
-PY_RUNNER = r"""
-import importlib.util, json, sys
-req = json.loads(sys.stdin.read())
-sys.path.insert(0, ".")
-spec = importlib.util.spec_from_file_location("promptfoo_script", req["file"])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-fn = mod
-for part in req["function"].split("."):
-    fn = getattr(fn, part, None)
-    if fn is None:
-        sys.stderr.write("no function %r in %s" % (req["function"], req["file"]))
-        sys.exit(3)
-try:
-    result = fn(*req["args"])
-except Exception as exc:  # one line for the load error, not a traceback
-    sys.stderr.write("%s: %s" % (type(exc).__name__, exc))
-    sys.exit(1)
-sys.stdout.write("\n" + req["mark"] + json.dumps({"result": result}, default=str) + "\n")
-"""
-JS_RUNNER = r"""
-const fs = require('fs');
-const req = JSON.parse(fs.readFileSync(0, 'utf8'));
-(async () => {
-  const mod = await import(require('url').pathToFileURL(require('path').resolve(req.file)).href);
-  let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : mod.default;
-  if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
-  let result;
-  if (typeof fn === 'function') result = await fn(...req.args);
-  else if (req.value_ok && fn !== undefined) result = fn;  // generated tests: an exported list
-  else throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
-  process.stdout.write('\n' + req.mark + JSON.stringify({result: result === undefined ? null : result}) + '\n');
-})().catch((e) => { process.stderr.write(String(e && e.message || e)); process.exit(1); });
-"""
+PY_RUNNER = python_runner("""
+    fn = mod
+    for part in req["function"].split("."):
+        fn = getattr(fn, part, None)
+        if fn is None:
+            sys.stderr.write("no function %r in %s" % (req["function"], req["file"]))
+            sys.exit(3)
+    try:
+        result = fn(*req["args"])
+    except Exception as exc:  # one line for the load error, not a traceback
+        sys.stderr.write("%s: %s" % (type(exc).__name__, exc))
+        sys.exit(1)
+    answer({"result": result})
+""")
+JS_RUNNER = node_runner("""
+    let fn = req.function ? (mod[req.function] ?? (mod.default && mod.default[req.function])) : mod.default;
+    if (fn && typeof fn !== 'function' && typeof fn.default === 'function') fn = fn.default;
+    let result;
+    if (typeof fn === 'function') result = await fn(...req.args);
+    else if (req.value_ok && fn !== undefined) result = fn;  // generated tests: an exported list
+    else throw new Error(`no function ${req.function || '(default export)'} in ${req.file}`);
+    answer({result: result === undefined ? null : result});
+""")
 
 
 @dataclass(frozen=True)
@@ -175,11 +164,10 @@ def _read(script: Script, function: str | None, result: Any) -> tuple[bool, Any]
     text = result.stdout_text()
     if script.language == "python" and function is None:
         return True, text
-    lines = [line for line in text.splitlines() if line.startswith(MARK)]
-    try:
-        return True, json.loads(lines[-1].removeprefix(MARK))["result"]
-    except (IndexError, ValueError, KeyError, TypeError):
+    answer = read_answer(text)
+    if answer is None or "result" not in answer:
         return False, f"{name} printed no result"
+    return True, answer["result"]
 
 
 def resolve_script_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables: dict[str, Any],
