@@ -8,7 +8,7 @@ speak), template every text field with the test's variables, and keep the parts 
 
 A variable whose value is ``file://x.png`` (or another image, video or audio file) is read as
 promptfoo's renderPrompt (src/evaluatorHelpers.ts) reads it: the file's bytes as base64 text,
-no ``data:`` prefix. A PDF there is text extracted by pdf-parse, which is not done here: refused.
+no ``data:`` prefix. A PDF there is its text (promptfoo_pdf).
 """
 
 from __future__ import annotations

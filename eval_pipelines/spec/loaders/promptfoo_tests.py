@@ -29,6 +29,7 @@ from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
 from eval_pipelines.spec.loaders.promptfoo_media import BINARY_SUFFIXES, binary_var
+from eval_pipelines.spec.loaders.promptfoo_pdf import pdf_text
 from eval_pipelines.spec.loaders.promptfoo_scripts import Script, generated_tests, is_script_ref, split_script_ref
 from eval_pipelines.spec.source import Document, read_text
 
@@ -354,10 +355,9 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
                     return None
                 out[key] = Script(files[0], None, value)
                 continue
-            if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", value) or value.lower().endswith(".pdf"):
-                ctx.error(doc, path + (key,), f"variable from {value} is not supported"
-                          + (" (promptfoo extracts a PDF's text with pdf-parse)" if value.lower().endswith(".pdf")
-                             else ""), "a text, JSON, YAML, image, video or audio file")
+            if re.search(r"\.(py|js|ts|mjs|cjs)(:|$)", value):
+                ctx.error(doc, path + (key,), f"variable from {value} is not supported",
+                          "a text, JSON, YAML, PDF, image, video or audio file")
                 return None
             files = resolve_refs(ctx, doc, path + (key,), value, base)
             if not files:  # reported; rendering the prompt without it would only add a second error
@@ -366,6 +366,8 @@ def load_vars(ctx: LoadContext, doc: Document, path: tuple[Any, ...], variables:
             for file in files:
                 if file.suffix.lower() in BINARY_SUFFIXES:  # base64 text, as promptfoo's renderPrompt
                     values.append(binary_var(ctx, doc, path + (key,), file))
+                elif file.suffix.lower() == ".pdf":  # its text, as promptfoo's renderPrompt
+                    values.append(pdf_text(ctx, doc, path + (key,), file))
                 elif file.suffix.lower() in (".json", ".yaml", ".yml"):
                     loaded = read_structured(ctx, doc, path + (key,), file)
                     values.append(loaded.data if loaded else None)
