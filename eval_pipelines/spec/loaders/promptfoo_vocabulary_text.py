@@ -1,0 +1,37 @@
+"""promptfoo's structural and text assertion types (is-xml, contains-xml, is-html, is-sql,
+is-refusal, webhook, ...) as our assertion mappings, and the one-line refusals of the types
+we cannot honour here. ``promptfoo_asserts`` adds ``TEXT_VOCABULARY`` to ``VOCABULARY``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import Refused
+
+
+def _required_elements(raw: dict[str, Any]) -> list[str] | None:
+    """promptfoo's xml.ts: a comma string, a list, or ``{requiredElements: [...]}`` of dotted paths."""
+    value = raw.get("value")
+    if value is None or value == {} or value == []:
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",")]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, dict) and isinstance(value.get("requiredElements"), list) and set(value) == {"requiredElements"}:
+        return [str(v) for v in value["requiredElements"]]
+    raise Refused("`value` must be the required elements: a comma-separated string, a list of dotted paths "
+                  "or {requiredElements: [...]}")
+
+
+def _xml(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        return {"type": kind, "required_elements": _required_elements(raw)}
+    return build
+
+
+TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "is-xml": _xml("is_xml"),
+    "contains-xml": _xml("contains_xml"),
+}

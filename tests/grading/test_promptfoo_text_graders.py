@@ -1,0 +1,113 @@
+"""The structural/text graders added for promptfoo's vocabulary (is-xml, contains-xml, is-html,
+contains-html, is-sql, contains-sql, is-refusal, webhook): expected verdicts and reasons are
+promptfoo's own, from its tests (test/assertions/*.test.ts) and docs (expected-outputs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval_pipelines.grading.base import GradeInput
+from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
+from eval_pipelines.spec.models import Message, TestCase
+
+
+def grade(raw: dict, output: str):
+    case = TestCase(id="t", input=[Message(content="question")])
+    return grade_output(assertion_from_raw(raw), GradeInput(case=case, output=output))
+
+
+VALID_XML = "XML is valid and contains all required elements"
+
+# promptfoo test/assertions/xml.test.ts: well-formed edge cases and what its strict parser rejects.
+# (Its `<𐀀>` case is left out: expat reads names of the Basic Multilingual Plane only.)
+WELL_FORMED = ["<root/>", "  <root/>\n", "\ufeff<root/>", "\n<!-- before --><root/>",
+               "<!-- before --><root/><!-- after -->", "<!DOCTYPE root><root/>",
+               '<!DOCTYPE root SYSTEM "weird[name].dtd"><root/>',
+               '<?xml version="1.0" standalone="no"?><!DOCTYPE root SYSTEM "entities.dtd"><root>&external;</root>',
+               '<root xmlns:ns="http://example.com"><ns:child>Content</ns:child></root>']
+MALFORMED = ["<root><child>Content</child></root", "<a></b>", "<a><b></a></b>", "<a>text</a><b>more</b>",
+             "<a attr=unquoted>x</a>", "<a/><b/>", "<a/>trailing", "<root><!-- bad -- comment --></root>",
+             '<root attr="1" attr="2"/>', "<root>&undefined;</root>", "<!DOCTYPE root><root>&undefined;</root>",
+             "<root>\u0001</root>", "", '"<a/>"', "```xml\n<a/>\n```",
+             '<?xml version="1.0" standalone="yes"?><!DOCTYPE root SYSTEM "entities.dtd"><root>&external;</root>',
+             "<!DOCTYPE><root/>", "<!DOCTYPE 123><root/>", "<!DOCTYPE root junk><root/>",
+             "<!DOCTYPE root SYSTEM><root/>", '<!DOCTYPE root SYSTEM "sys.dtd#fragment"><root/>',
+             '<!DOCTYPE root PUBLIC "-//x//EN"><root/>', '<!DOCTYPE root PUBLIC "-//x//[invalid]//EN" "sys.dtd"><root/>']
+INTERNAL_SUBSETS = ['<!DOCTYPE root [<!ENTITY writer "Donald">]><root>&writer;</root>',
+                    '<!DOCTYPE root [<!ENTITY bad "<a>">]><root>&bad;</root>',
+                    '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><lolz>&lol2;</lolz>']
+
+
+@pytest.mark.parametrize("output", WELL_FORMED)
+def test_is_xml_accepts_well_formed_documents(output: str) -> None:
+    g = grade({"type": "is_xml"}, output)
+    assert (g.passed, g.score, g.reason) == (True, 1.0, VALID_XML)
+
+
+@pytest.mark.parametrize("output", MALFORMED)
+def test_is_xml_rejects_what_a_strict_parser_rejects(output: str) -> None:
+    g = grade({"type": "is_xml"}, output)
+    assert (g.passed, g.score) == (False, 0.0) and g.reason.startswith("XML parsing failed"), g.reason
+
+
+@pytest.mark.parametrize("output", INTERNAL_SUBSETS)
+def test_is_xml_refuses_internal_subsets_so_no_entity_is_expanded(output: str) -> None:
+    g = grade({"type": "is_xml"}, output)
+    assert (g.passed, g.reason) == (False, "DTD internal subsets are not supported by is-xml validation")
+
+
+def test_is_xml_required_elements_are_dotted_paths() -> None:
+    doc = "<analysis><classification>T-shirt</classification><color>Red</color></analysis>"
+    assert grade({"type": "is_xml", "required_elements": ["analysis.classification", "analysis.color"]}, doc).passed
+    g = grade({"type": "is_xml", "required_elements": ["analysis.classification", "analysis.style"]}, doc)
+    assert (g.passed, g.reason, g.details["missing"]) == (
+        False, "XML is missing required elements: analysis.style", ["analysis.style"])
+    repeated = "<root><item><name>First</name></item><item><name>Second</name></item></root>"
+    assert grade({"type": "is_xml", "required_elements": ["root.item.0.name", "root.item.1.name"]}, repeated).passed
+    assert not grade({"type": "is_xml", "required_elements": ["root.item.2.name"]}, repeated).passed
+    assert not grade({"type": "is_xml", "required_elements": ["root.item.name"]}, repeated).passed  # a list: indices
+    empty = "<root><emptyChild></emptyChild><c>x</c></root>"
+    assert grade({"type": "is_xml", "required_elements": ["root.emptyChild", "root.c"]}, empty).passed
+    assert not grade({"type": "is_xml", "required_elements": ["root.c.deeper"]}, empty).passed  # text has no children
+    cdata = "<root><child><![CDATA[<p>This is CDATA content</p>]]></child></root>"
+    assert grade({"type": "is_xml", "required_elements": ["root.child"]}, cdata).passed
+    pis = '<?xml version="1.0" encoding="UTF-8"?><?xml-stylesheet type="text/xsl" href="s.xsl"?><root><child/></root>'
+    assert grade({"type": "is_xml", "required_elements": ["root.child"]}, pis).passed
+    assert grade({"type": "is_xml", "required_elements": ["root.child.@_id"]}, '<root><child id="1"/></root>').passed
+
+
+def test_is_xml_negated() -> None:
+    assert grade({"type": "is_xml", "negate": True}, "plain text").passed
+    assert not grade({"type": "is_xml", "negate": True}, "<root/>").passed
+
+
+@pytest.mark.parametrize(("output", "required", "passed"), [
+    ("Some text <root><child>Content</child></root> more text", None, True),
+    ("Text <root><child>Content</child></root> more", ["root.child"], True),
+    ("Text <root><item><name>First</name></item><item><name>Second</name></item></root> more",
+     ["root.item.1.name"], True),
+    ("<root1>Content</root1> text <root2><child>More</child></root2>", ["root2.child"], True),
+    ("<xml1>content1</xml1> more text <xml2>content2</xml2>", ["xml1", "xml2"], True),  # a run of siblings
+    ("Text <unclosed><root><child>Content</child></root>", ["root.child"], True),
+    ("Text <élément>Content</élément> more", ["élément"], True),
+    ("<root><!-- </root> --><child>Content</child></root>", ["root.child"], True),
+    ("<root><![CDATA[</root>]]><child>Content</child></root>", ["root.child"], True),
+    ("Text <wrapper><root><child>Content</child></root></wrapper>", ["root.child"], False),  # root-relative
+    ("Text <root><child>Content</child></root> more", ["root.missing"], False),
+    ("<a>" * 1000 + "</a>" * 1000, ["a.missing"], False),
+])
+def test_contains_xml_finds_fragments_as_promptfoo_does(output: str, required: list[str] | None,
+                                                         passed: bool) -> None:
+    g = grade({"type": "contains_xml", "required_elements": required}, output)
+    assert g.passed is passed
+    if passed:
+        assert g.reason == VALID_XML
+    else:
+        assert g.reason == "No valid XML content found matching the requirements"
+
+
+@pytest.mark.parametrize("output", ["This is just plain text", "<a" * 5000, "<!--" * 10000, "2 < 3 and 4 > 1"])
+def test_contains_xml_without_fragments(output: str) -> None:
+    g = grade({"type": "contains_xml"}, output)
+    assert (g.passed, g.reason) == (False, "No XML content found in the output")
+    assert grade({"type": "contains_xml", "negate": True}, output).passed

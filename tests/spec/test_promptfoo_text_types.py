@@ -1,0 +1,51 @@
+"""promptfoo configs using the structural/text assertion types (is-xml, contains-xml, is-html,
+is-sql, is-refusal, webhook, ...) load through the promptfoo loader into our graders, and the
+types we cannot honour are refused in one line naming the type and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loader import load_suite
+
+HEAD = "prompts: ['{{ q }}']\nproviders: [echo]\n"
+
+
+def load(tmp_path: Path, asserts: str):
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(HEAD + "tests:\n  - vars: {q: x}\n    assert:\n" + asserts)
+    suite, warnings = load_suite(path)
+    return suite.tests[0].assertions, warnings
+
+
+def refusal(tmp_path: Path, asserts: str) -> str:
+    with pytest.raises(SpecErrors) as caught:
+        load(tmp_path, asserts)
+    assert "Traceback" not in str(caught.value)
+    lines = str(caught.value).splitlines()
+    return lines[0]
+
+
+def test_xml_types_take_promptfoos_three_forms_of_required_elements(tmp_path: Path) -> None:
+    # site/docs/configuration/expected-outputs/deterministic.md: a comma string, a list, {requiredElements}
+    assertions, warnings = load(tmp_path, """
+      - type: is-xml
+      - {type: is-xml, value: 'analysis.classification, analysis.color'}
+      - {type: contains-xml, value: [analysis.classification, analysis.color]}
+      - {type: not-contains-xml, value: {requiredElements: [root.child]}}
+""")
+    assert [(a.type, a.config.get("required_elements"), a.negate) for a in assertions] == [
+        ("is_xml", None, False),
+        ("is_xml", ["analysis.classification", "analysis.color"], False),
+        ("contains_xml", ["analysis.classification", "analysis.color"], False),
+        ("contains_xml", ["root.child"], True)]
+    assert warnings == []
+
+
+@pytest.mark.parametrize("value", ["{other: [a]}", "3", "{requiredElements: a}"])
+def test_xml_value_of_another_form_is_one_line(tmp_path: Path, value: str) -> None:
+    line = refusal(tmp_path, f"      - {{type: is-xml, value: {value}}}\n")
+    assert "is-xml: `value` must be the required elements" in line
