@@ -111,3 +111,56 @@ def test_contains_xml_without_fragments(output: str) -> None:
     g = grade({"type": "contains_xml"}, output)
     assert (g.passed, g.reason) == (False, "No XML content found in the output")
     assert grade({"type": "contains_xml", "negate": True}, output).passed
+
+
+# promptfoo test/assertions/html.test.ts
+CONTAINS_HTML = ['<p>paragraph</p>', '<a href="link">text</a>', '<img src="image.jpg" />', '<h1>heading</h1>',
+                 '<!DOCTYPE html><html><head><title>Test</title></head><body>Content</body></html>',
+                 'Some text with <strong>emphasis</strong> in it', '<input type="text" value="test" />', '<br />',
+                 '<table><tr><td>cell</td></tr></table>', '<p>Multiple &nbsp; HTML &lt; entities &gt;</p>',
+                 '<custom-element attr="value">Web component</custom-element>', '<div>&nbsp;</div>',
+                 '<!-- comment --><span>text</span>', '<br/><hr/>', 'Text with <b>bold</b> and <i>italic</i>']
+NOT_HTML = ['Just plain text', '2 < 3 and 4 > 1', 'email@example.com', 'Math: a < b > c', '< div >',
+            'Generic <example> text', 'if (a<b) { return c>d; }', 'The price is <$50', 'Email me at <john@example.com>',
+            '<custom>', '&amp;', '<!-- comment -->']
+
+
+@pytest.mark.parametrize("output", CONTAINS_HTML)
+def test_contains_html_counts_promptfoos_indicators(output: str) -> None:
+    g = grade({"type": "contains_html"}, output)
+    assert (g.passed, g.score) == (True, 1.0) and g.details["indicators"] >= 2
+
+
+@pytest.mark.parametrize("output", NOT_HTML)
+def test_contains_html_avoids_promptfoos_false_positives(output: str) -> None:
+    g = grade({"type": "contains_html"}, output)
+    assert (g.passed, g.reason) == (False, "Expected output to contain HTML content")
+    assert grade({"type": "contains_html", "negate": True}, output).passed
+
+
+@pytest.mark.parametrize("output", [
+    '<div>Hello World</div>', '<!DOCTYPE html><html><head><title>Test</title></head><body>Content</body></html>',
+    '<p>Simple paragraph</p>', '<div><span>Nested</span></div>', '<img src="test.jpg" />', '<br />',
+    '<div class="test" id="main">Content</div>', '  <div>With whitespace</div>  ', '<h1>Title</h1><p>Paragraph</p>',
+    '<ul><li>Item 1</li><li>Item 2</li></ul>', '<form><input type="text" /><button>Submit</button></form>'])
+def test_is_html_accepts_documents_and_fragments(output: str) -> None:
+    g = grade({"type": "is_html"}, output)
+    assert (g.passed, g.reason) == (True, "Output is valid HTML")
+    assert not grade({"type": "is_html", "negate": True}, output).passed
+
+
+@pytest.mark.parametrize(("output", "reason"), [
+    ("Just plain text", "Output must be wrapped in HTML tags"),
+    ("Some text with <strong>HTML</strong> inside", "Output must be wrapped in HTML tags"),
+    ("Text before <div>HTML</div>", "Output must be wrapped in HTML tags"),
+    ("<div>HTML</div> Text after", "Output must be wrapped in HTML tags"),
+    ("Text <br /> more text", "Output must be wrapped in HTML tags"),
+    ('<?xml version="1.0"?><root>XML</root>', "Output appears to be XML, not HTML"),
+    ("", "Output is empty"), ("   ", "Output is empty"),
+    ("<notarealtag>", "Output does not contain recognized HTML elements"),
+    ("2 < 3 and 4 > 1", "Output must be wrapped in HTML tags"),
+])
+def test_is_html_rejects_with_promptfoos_reasons(output: str, reason: str) -> None:
+    g = grade({"type": "is_html"}, output)
+    assert (g.passed, g.score, g.reason) == (False, 0.0, reason)
+    assert grade({"type": "is_html", "negate": True}, output).passed

@@ -49,3 +49,12 @@ def test_xml_types_take_promptfoos_three_forms_of_required_elements(tmp_path: Pa
 def test_xml_value_of_another_form_is_one_line(tmp_path: Path, value: str) -> None:
     line = refusal(tmp_path, f"      - {{type: is-xml, value: {value}}}\n")
     assert "is-xml: `value` must be the required elements" in line
+
+
+def test_html_types_read_no_value(tmp_path: Path) -> None:
+    assertions, warnings = load(tmp_path, """
+      - type: is-html
+      - {type: not-contains-html, value: ignored}
+""")
+    assert [(a.type, a.config, a.negate) for a in assertions] == [("is_html", {}, False), ("contains_html", {}, True)]
+    assert len(warnings) == 1 and "assert.1.value: accepted but not used (not-contains-html reads no value)" in warnings[0]

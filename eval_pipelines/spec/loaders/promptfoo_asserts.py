@@ -31,7 +31,7 @@ from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
-from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import TEXT_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
@@ -39,7 +39,7 @@ from eval_pipelines.spec.source import Document, read_text
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
 VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call",
-                  "context-relevance", "context-faithfulness"}
+                  "context-relevance", "context-faithfulness"} | TEXT_VALUE_NOT_READ
 
 VOCABULARY.update(TEXT_VOCABULARY)  # is-xml, is-html, is-sql, is-refusal, webhook, ... (and refusals)
 

@@ -34,4 +34,8 @@ def _xml(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-xml": _xml("is_xml"),
     "contains-xml": _xml("contains_xml"),
+    "is-html": lambda r: {"type": "is_html"},
+    "contains-html": lambda r: {"type": "contains_html"},
 }
+# Types that read no `value` (a value given is an "accepted but not used" warning).
+TEXT_VALUE_NOT_READ = {"is-html", "contains-html"}
