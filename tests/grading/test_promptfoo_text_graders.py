@@ -164,3 +164,110 @@ def test_is_html_rejects_with_promptfoos_reasons(output: str, reason: str) -> No
     g = grade({"type": "is_html"}, output)
     assert (g.passed, g.score, g.reason) == (False, 0.0, reason)
     assert grade({"type": "is_html", "negate": True}, output).passed
+
+
+# promptfoo test/assertions/sql.test.ts (default database MySQL); the cases its node-sql-parser
+# grammar rejects and sqlglot's accepts are in SQL_MORE_PERMISSIVE, measured, not asserted away.
+NOT_MYSQL = "SQL statement does not conform to the provided MySQL database syntax."
+
+
+@pytest.mark.parametrize(("output", "value"), [
+    ("SELECT id, name FROM users", {}), ("SELECT DISTINCT name FROM users", {}), ("select distinct id from users", {}),
+    ("SELECT SQL_NO_CACHE name FROM users", {}), ("SELECT DISTINCT SQL_NO_CACHE name FROM users", {}),
+    ('SELECT DISTINCT "display name" FROM users', {"database_type": "PostgreSQL"}),
+    ("SELECT 'select distinct first_name last_name from employees' AS sample", {}),
+    ("SELECT 1 /* select distinct first_name last_name from employees */", {}),
+    ("SELECT 1 -- select distinct first_name last_name from employees\n", {}),
+    ('SELECT "select distinct first_name last_name from employees" AS sample', {"database_type": "PostgreSQL"}),
+    ("SELECT $$select distinct first_name last_name from employees$$ AS sample", {"database_type": "PostgreSQL"}),
+    ("SELECT * FROM `employees` WHERE `id` = 1", {}),
+    ("SELECT first_name, last_name FROM employees WHERE first_name ILIKE 'john%'", {"database_type": "PostgreSQL"}),
+])
+def test_is_sql_accepts_promptfoos_valid_statements(output: str, value: dict) -> None:
+    g = grade({"type": "is_sql", **value}, output)
+    assert (g.passed, g.score) == (True, 1.0), g.reason
+    assert not grade({"type": "is_sql", "negate": True, **value}, output).passed
+
+
+@pytest.mark.parametrize("output", [
+    "SELECT a b FROM t", "SELECT DISTINCT first_name last_name FROM employees",  # likely missing commas
+    "SELECT SQL_NO_CACHE first_name last_name FROM employees", "SELECT DISTINCTIVE name FROM users",
+    "SELECT first_name last_name FROM employees", "SELECT col1 col2 col3 FROM table1",
+    "", "   ", "SELECT * FROM orders ORDERY BY order_date", "SELECT * FROM `employees", "SELECT `id, `name FROM `users",
+])
+def test_is_sql_rejects_promptfoos_invalid_statements(output: str) -> None:
+    g = grade({"type": "is_sql"}, output)
+    assert (g.passed, g.score, g.reason) == (False, 0.0, NOT_MYSQL)
+    assert grade({"type": "is_sql", "negate": True}, output).passed
+
+
+SQL_MORE_PERMISSIVE = [  # promptfoo fails these (node-sql-parser); sqlglot's grammars accept them
+    ("SELECT * FROM select WHERE id = 1", "MySQL"), ("DELETE employees WHERE id = 1", "MySQL"),
+    ("SELECT first_name, last_name FROM employees WHERE first_name ILIKE 'john%'", "MySQL"),
+    ("SELECT generate_series(1, 10);", "MySQL"),
+    ("SELECT * FROM employees WHERE id = 1 LOCK IN SHARE MODE", "PostgreSQL"),
+]
+
+
+@pytest.mark.parametrize(("output", "database"), SQL_MORE_PERMISSIVE)
+def test_is_sql_known_differences_from_node_sql_parser(output: str, database: str) -> None:
+    # Documented in docs/assertions.md (is_sql); if sqlglot grows stricter this test says so.
+    assert grade({"type": "is_sql", "database_type": database}, output).passed
+
+
+def test_is_sql_dialect_decides() -> None:
+    top = "SELECT TOP 1 * FROM t"  # T-SQL's row limit
+    assert grade({"type": "is_sql", "database_type": "TransactSQL"}, top).passed
+    assert (grade({"type": "is_sql"}, top).reason, grade({"type": "is_sql", "database_type": "PostgreSQL"}, top).reason) \
+        == (NOT_MYSQL, "SQL statement does not conform to the provided PostgreSQL database syntax.")
+    assert grade({"type": "is_sql"}, "SELECT * FROM `t`").passed
+    assert not grade({"type": "is_sql", "database_type": "postgresql"}, "SELECT * FROM `t`").passed  # names: any case
+
+
+@pytest.mark.parametrize(("output", "value", "reason"), [
+    ("SELECT * FROM employees", {"allowed_tables": ["(select|update|insert|delete)::null::departments"]},
+     "SQL references unauthorized table(s). Found: [select::null::employees]. "
+     "Allowed: [(select|update|insert|delete)::null::departments]."),
+    ("SELECT * FROM departments", {"allowed_tables": ["(select|update|insert|delete)::null::departments"]}, None),
+    ("SELECT id FROM t", {"allowed_columns": ["select::null::name", "update::null::id"]},
+     "SQL references unauthorized column(s). Found: [select::null::id]. "
+     "Allowed: [select::null::name, update::null::id]."),
+    ("INSERT INTO department (dept_name, location) VALUES ('Sales', 'New York')",
+     {"allowed_columns": ["insert::department::dept_name", "insert::department::location"]}, None),
+    ("UPDATE a SET id = 1", {"allowed_columns": ["update::a::id"]}, None),
+    ("UPDATE employee SET salary = 50000 WHERE id = 1",
+     {"allowed_columns": ["update::employee::salary", "select::employee::id"]}, None),
+    ("SELECT name FROM employees", {"allowed_columns": ["select::employees::name"]}, None),
+    ("SELECT * FROM data_table WHERE id = 1", {"allowed_tables": ["select::null::data_table"]}, None),
+    ("SELECT * FROM data WHERE id = 1", {"allowed_tables": ["select::null::data_table"]},
+     "SQL references unauthorized table(s). Found: [select::null::data]. Allowed: [select::null::data_table]."),
+    ('SELECT * FROM "data_table" WHERE id = 1', {"database_type": "PostgreSQL",
+                                                 "allowed_tables": ["select::null::data_table"]}, None),
+    ("SELECT u.name, p.title FROM users u, posts p WHERE u.id = p.user_id", {"allowed_tables": ["select::null::users"]},
+     "SQL references unauthorized table(s). Found: [select::null::posts]. Allowed: [select::null::users]."),
+    ("SELECT u.name FROM users u", {"allowed_columns": ["select::users::name"]}, None),  # the alias resolved
+    ("SELECT * FROM users", {"allowed_columns": ["select::users::name"]},
+     "SQL references unauthorized column(s). Found: [select::null::(.*)]. Allowed: [select::users::name]."),
+])
+def test_is_sql_allow_lists(output: str, value: dict, reason: str | None) -> None:
+    g = grade({"type": "is_sql", **value}, output)
+    assert g.passed is (reason is None), g.reason
+    if reason:
+        assert g.reason == reason
+
+
+def test_contains_sql_reads_the_first_fence() -> None:
+    assert grade({"type": "contains_sql"}, "Result:\n```sql\nSELECT DISTINCT name FROM users\n```").passed
+    assert grade({"type": "contains_sql"}, "SELECT id FROM users").passed  # no fence: the whole output
+    g = grade({"type": "contains_sql"}, "Here it is:\n```\nSELEC id FROM users\n```")
+    assert (g.passed, g.reason) == (False, NOT_MYSQL)
+    assert not grade({"type": "contains_sql"}, "Here is the query: SELECT id FROM users").passed
+    assert grade({"type": "contains_sql", "negate": True}, "no sql here, just words").passed
+
+
+def test_is_sql_bad_parameters_are_error_grades() -> None:
+    # (the loader refuses them first: tests/spec/test_promptfoo_text_types.py)
+    for raw, needle in (({"type": "is_sql", "database_type": "DB2"}, "databaseType 'DB2' is not supported"),
+                        ({"type": "is_sql", "allowed_tables": ["(select"]}, "'(select' is not a regular expression")):
+        g = grade(raw, "SELECT 1")
+        assert (g.status, g.passed) == ("error", False) and needle in g.reason

@@ -58,3 +58,33 @@ def test_html_types_read_no_value(tmp_path: Path) -> None:
 """)
     assert [(a.type, a.config, a.negate) for a in assertions] == [("is_html", {}, False), ("contains_html", {}, True)]
     assert len(warnings) == 1 and "assert.1.value: accepted but not used (not-contains-html reads no value)" in warnings[0]
+
+
+def test_sql_types_take_database_type_and_allow_lists(tmp_path: Path) -> None:
+    # deterministic.md's is-sql example: databaseType MySQL, allowedTables / allowedColumns
+    assertions, warnings = load(tmp_path, """
+      - type: is-sql
+      - type: is-sql
+        value:
+          databaseType: MySQL
+          allowedTables: ['(select|update|insert|delete)::null::departments']
+          allowedColumns: ['select::null::name', 'update::null::id']
+      - {type: not-contains-sql, value: {databaseType: PostgreSQL}}
+""")
+    assert [(a.type, a.config, a.negate) for a in assertions] == [
+        ("is_sql", {}, False),
+        ("is_sql", {"database_type": "MySQL", "allowed_tables": ["(select|update|insert|delete)::null::departments"],
+                    "allowed_columns": ["select::null::name", "update::null::id"]}, False),
+        ("contains_sql", {"database_type": "PostgreSQL"}, True)]
+    assert warnings == []
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("SELECT", "is-sql: `value` must be a mapping {databaseType, allowedTables, allowedColumns}"),
+    ("{databaseType: DB2}", "is-sql: `value.databaseType 'DB2' is not supported"),
+    ("{databaseType: MySQL, tables: [a]}", "is-sql: `value` has unknown field(s) tables"),
+    ("{allowedTables: users}", "is-sql: `value.allowedTables` must be a list"),
+    ("{allowedColumns: ['(select']}", "'(select' is not a regular expression"),
+])
+def test_sql_value_that_cannot_be_honoured_is_one_line(tmp_path: Path, value: str, needle: str) -> None:
+    assert needle in refusal(tmp_path, f"      - {{type: is-sql, value: {value}}}\n")

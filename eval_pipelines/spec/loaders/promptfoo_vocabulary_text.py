@@ -31,11 +31,43 @@ def _xml(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return build
 
 
+def _sql(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """promptfoo's sql.ts: no value, or ``{databaseType, allowedTables, allowedColumns}``."""
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        from eval_pipelines.grading.graders._sql import dialect
+
+        value = raw.get("value")
+        if value is None or value == {}:
+            return {"type": kind}
+        if not isinstance(value, dict):
+            raise Refused("`value` must be a mapping {databaseType, allowedTables, allowedColumns}")
+        unknown = sorted(set(value) - {"databaseType", "allowedTables", "allowedColumns"})
+        if unknown:
+            raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} "
+                          "(expected databaseType, allowedTables, allowedColumns)")
+        out: dict[str, Any] = {"type": kind}
+        if value.get("databaseType"):  # promptfoo: `databaseType || 'MySQL'`
+            try:
+                dialect(str(value["databaseType"]))
+            except ValueError as exc:
+                raise Refused(f"`value.{exc}`") from None
+            out["database_type"] = str(value["databaseType"])
+        for key, field in (("allowedTables", "allowed_tables"), ("allowedColumns", "allowed_columns")):
+            if value.get(key) is not None:
+                if not isinstance(value[key], list) or not all(isinstance(v, str) for v in value[key]):
+                    raise Refused(f"`value.{key}` must be a list of `type::db::name` patterns")
+                out[field] = value[key]
+        return out
+    return build
+
+
 TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-xml": _xml("is_xml"),
     "contains-xml": _xml("contains_xml"),
     "is-html": lambda r: {"type": "is_html"},
     "contains-html": lambda r: {"type": "contains_html"},
+    "is-sql": _sql("is_sql"),
+    "contains-sql": _sql("contains_sql"),
 }
 # Types that read no `value` (a value given is an "accepted but not used" warning).
 TEXT_VALUE_NOT_READ = {"is-html", "contains-html"}
