@@ -88,3 +88,10 @@ def test_sql_types_take_database_type_and_allow_lists(tmp_path: Path) -> None:
 ])
 def test_sql_value_that_cannot_be_honoured_is_one_line(tmp_path: Path, value: str, needle: str) -> None:
     assert needle in refusal(tmp_path, f"      - {{type: is-sql, value: {value}}}\n")
+
+
+def test_is_refusal_loads(tmp_path: Path) -> None:
+    # promptfoo: `is-refusal` and its negation `not-is-refusal`, no value
+    assertions, warnings = load(tmp_path, "      - type: is-refusal\n      - type: not-is-refusal\n")
+    assert [(a.type, a.config, a.negate) for a in assertions] == [("is_refusal", {}, False), ("is_refusal", {}, True)]
+    assert warnings == []

@@ -68,6 +68,7 @@ TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "contains-html": lambda r: {"type": "contains_html"},
     "is-sql": _sql("is_sql"),
     "contains-sql": _sql("contains_sql"),
+    "is-refusal": lambda r: {"type": "is_refusal"},
 }
 # Types that read no `value` (a value given is an "accepted but not used" warning).
-TEXT_VALUE_NOT_READ = {"is-html", "contains-html"}
+TEXT_VALUE_NOT_READ = {"is-html", "contains-html", "is-refusal"}
