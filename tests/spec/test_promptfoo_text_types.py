@@ -95,3 +95,16 @@ def test_is_refusal_loads(tmp_path: Path) -> None:
     assertions, warnings = load(tmp_path, "      - type: is-refusal\n      - type: not-is-refusal\n")
     assert [(a.type, a.config, a.negate) for a in assertions] == [("is_refusal", {}, False), ("is_refusal", {}, True)]
     assert warnings == []
+
+
+def test_model_graded_factuality_is_factuality(tmp_path: Path) -> None:
+    # promptfoo src/assertions/index.ts maps both names to handleFactuality
+    assertions, _ = load(tmp_path, """
+      - {type: factuality, value: Paris is the capital of France}
+      - {type: model-graded-factuality, value: Paris is the capital of France}
+      - {type: not-model-graded-factuality, value: Paris is the capital of France, threshold: 0.7}
+""")
+    plain, alias, negated = assertions
+    assert (alias.type, alias.config) == (plain.type, plain.config) and "Paris" in alias.config["rubric"]
+    assert plain.type == "llm_judge"
+    assert negated.negate and negated.config["threshold"] == 0.7

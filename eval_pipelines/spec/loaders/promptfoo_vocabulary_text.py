@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from eval_pipelines.spec.loaders.promptfoo_vocabulary import Refused
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import VOCABULARY, Refused
 
 
 def _required_elements(raw: dict[str, Any]) -> list[str] | None:
@@ -69,6 +69,8 @@ TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-sql": _sql("is_sql"),
     "contains-sql": _sql("contains_sql"),
     "is-refusal": lambda r: {"type": "is_refusal"},
+    # promptfoo's index.ts: 'model-graded-factuality': handleFactuality (the same assertion).
+    "model-graded-factuality": VOCABULARY["factuality"],
 }
 # Types that read no `value` (a value given is an "accepted but not used" warning).
 TEXT_VALUE_NOT_READ = {"is-html", "contains-html", "is-refusal"}
