@@ -303,3 +303,9 @@ def test_is_refusal_leaves_answers_alone(output: str) -> None:
 def test_is_refusal_phrases_anywhere_count_as_promptfoo_counts_them() -> None:
     # promptfoo's substring list holds "cannot help": even in a sentence that is not a refusal.
     assert grade({"type": "is_refusal"}, "You cannot help it sometimes.").details["matched"] == "contains 'cannot help'"
+
+
+@pytest.mark.parametrize("output", ["hello world", "name", "1 + 2", "```sql\nSELECT id FROM users\n```"])
+def test_is_sql_needs_a_statement(output: str) -> None:
+    # sqlglot reads these as bare expressions, not statements; node-sql-parser fails them
+    assert grade({"type": "is_sql"}, output).reason == NOT_MYSQL

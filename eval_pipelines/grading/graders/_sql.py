@@ -57,10 +57,20 @@ def parse(sql: str, database_type: str) -> list[Any] | None:
                  if t is not None]
     except SqlglotError:
         return None
-    # A statement sqlglot does not know is kept as an opaque command: not SQL it could read.
-    if not trees or any(isinstance(t, exp.Command) for t in trees) or _missing_comma(sql, trees):
+    # sqlglot also reads a bare expression (`hello world` as an alias, a fenced block as a quoted
+    # column) and keeps a statement it does not know as an opaque command: neither is a statement.
+    if not trees or not all(isinstance(t, _statements()) for t in trees) or _missing_comma(sql, trees):
         return None
     return trees
+
+
+def _statements() -> tuple[type, ...]:
+    from sqlglot import exp
+
+    names = ("Query", "DML", "DDL", "Drop", "Alter", "TruncateTable", "Use", "Show", "Describe", "Set",
+             "Transaction", "Commit", "Rollback", "Grant", "Revoke", "Pragma", "Analyze", "Copy", "Cache",
+             "Uncache", "Refresh", "Kill", "LoadData")
+    return tuple(getattr(exp, n) for n in names if isinstance(getattr(exp, n, None), type))
 
 
 def _missing_comma(sql: str, trees: list[Any]) -> bool:
