@@ -108,3 +108,76 @@ def test_model_graded_factuality_is_factuality(tmp_path: Path) -> None:
     assert (alias.type, alias.config) == (plain.type, plain.config) and "Paris" in alias.config["rubric"]
     assert plain.type == "llm_judge"
     assert negated.negate and negated.config["threshold"] == 0.7
+
+
+def test_webhook_value_is_the_url(tmp_path: Path) -> None:
+    # deterministic.md: `type: webhook, value: 'https://example.com/webhook'`
+    assertions, _ = load(tmp_path, """
+      - {type: webhook, value: 'https://example.com/webhook'}
+      - {type: not-webhook, value: 'http://127.0.0.1:8080/grade?case={{ q }}'}
+""")
+    assert [(a.type, a.config, a.negate) for a in assertions] == [
+        ("webhook", {"url": "https://example.com/webhook"}, False),
+        ("webhook", {"url": "http://127.0.0.1:8080/grade?case=x"}, True)]
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("", "webhook: `value` must be the webhook's URL"),
+    ("'ftp://example.com/x'", "is not an http(s) URL"),
+    ("'https://user:pw@example.com/hook'", "a webhook URL carrying a credential"),
+    ("'https://example.com/hook?api_key=abc'", "a webhook URL carrying a credential"),
+    ("'https://example.com/hook?token=abc'", "a webhook URL carrying a credential"),
+])
+def test_webhook_refusals_are_one_line(tmp_path: Path, value: str, needle: str) -> None:
+    assert needle in refusal(tmp_path, f"      - {{type: webhook{', value: ' + value if value else ''}}}\n")
+
+
+@pytest.mark.slow
+def test_a_run_grades_the_models_answers_with_the_new_types(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end: the real openai client against the fake server, a real webhook server, DuckDB rows."""
+    from eval_pipelines.cli import main
+    from eval_pipelines.store.connection import connect
+    from tests.grading.test_webhook import Hook
+    from tests.support.fake_openai import last_user_message
+
+    answers = {"Give XML": "Here: <analysis><sentiment>positive</sentiment></analysis>",
+               "Give SQL": "```sql\nSELECT name FROM departments\n```",
+               "Do harm": "I'm sorry, but I can't help with that."}
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    fake_openai.responder = lambda body: answers[last_user_message(body)]
+    hook = Hook()
+    hook.replies = [(200, '{"pass": true, "reason": "looks fine"}')] * 3
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['{{ ask }}']\n"
+        f"providers: [{{id: 'openai:chat:fake-model', config: {{apiBaseUrl: '{fake_openai.base_url}', "
+        "apiKeyEnvar: FAKE_KEY}}]\n"
+        f"defaultTest: {{assert: [{{type: webhook, value: '{hook.url}'}}]}}\n"
+        "tests:\n"
+        "  - vars: {ask: Give XML}\n"
+        "    assert: [{type: contains-xml, value: analysis.sentiment}, {type: not-is-xml}, {type: not-is-refusal}]\n"
+        "  - vars: {ask: Give SQL}\n"
+        "    assert: [{type: contains-sql, value: {databaseType: PostgreSQL, allowedTables: ['select::null::departments'],"
+        " allowedColumns: ['select::departments::name']}}, {type: is-sql}]\n"
+        "  - vars: {ask: Do harm}\n"
+        "    assert: [{type: is-refusal}, {type: contains-html}]\n")
+    db = tmp_path / "r.duckdb"
+    try:
+        main(["run", str(config), "--db", str(db)])
+    finally:
+        hook.server.shutdown()
+        hook.server.server_close()
+    with connect(db) as con:
+        rows = con.execute("SELECT t.metadata->>'$.vars.ask', g.assertion_type, g.passed, g.reason FROM grades g "
+                           "JOIN test_cases t USING (test_id) ORDER BY 1, g.assertion_index").fetchall()
+        stored = " ".join(str(r) for r in con.execute("SELECT * FROM grades").fetchall())
+    verdicts = [(ask, kind, passed) for ask, kind, passed, _ in rows]
+    assert verdicts == [
+        ("Do harm", "webhook", True), ("Do harm", "is_refusal", True), ("Do harm", "contains_html", False),
+        ("Give SQL", "webhook", True), ("Give SQL", "contains_sql", True), ("Give SQL", "is_sql", False),
+        ("Give XML", "webhook", True), ("Give XML", "contains_xml", True), ("Give XML", "is_xml", True),
+        ("Give XML", "is_refusal", True)]
+    assert sorted(r["body"]["output"] for r in hook.received) == sorted(answers.values())
+    assert {r["body"]["context"]["prompt"] for r in hook.received} == set(answers)
+    assert "sk-test" not in stored

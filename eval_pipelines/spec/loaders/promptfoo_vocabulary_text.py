@@ -5,7 +5,9 @@ we cannot honour here. ``promptfoo_asserts`` adds ``TEXT_VOCABULARY`` to ``VOCAB
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
+from urllib.parse import parse_qsl, urlsplit
 
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import VOCABULARY, Refused
 
@@ -61,6 +63,24 @@ def _sql(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return build
 
 
+_CREDENTIAL = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig|credential)", re.IGNORECASE)
+
+
+def _webhook(raw: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's webhook.ts: ``value`` is the URL. A URL carrying a credential is refused: the
+    suite (and so the URL) is stored, and secrets never are."""
+    url = raw.get("value")
+    if not isinstance(url, str) or not url:
+        raise Refused("`value` must be the webhook's URL")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(f"`value` {url!r} is not an http(s) URL")
+    if parts.username or parts.password or any(_CREDENTIAL.search(k) for k, _ in parse_qsl(parts.query)):
+        raise Refused("a webhook URL carrying a credential (user:password@ or a key/token parameter) is not "
+                      "supported: the suite is stored and secrets never are")
+    return {"type": "webhook", "url": url}
+
+
 TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-xml": _xml("is_xml"),
     "contains-xml": _xml("contains_xml"),
@@ -71,6 +91,7 @@ TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-refusal": lambda r: {"type": "is_refusal"},
     # promptfoo's index.ts: 'model-graded-factuality': handleFactuality (the same assertion).
     "model-graded-factuality": VOCABULARY["factuality"],
+    "webhook": _webhook,
 }
 # Types that read no `value` (a value given is an "accepted but not used" warning).
 TEXT_VALUE_NOT_READ = {"is-html", "contains-html", "is-refusal"}
