@@ -181,3 +181,27 @@ def test_a_run_grades_the_models_answers_with_the_new_types(tmp_path: Path, fake
     assert sorted(r["body"]["output"] for r in hook.received) == sorted(answers.values())
     assert {r["body"]["context"]["prompt"] for r in hook.received} == set(answers)
     assert "sk-test" not in stored
+
+
+@pytest.mark.parametrize(("kind", "why"), [
+    ("classifier", "Hugging Face"), ("not-guardrails", "guardrail verdict"), ("pi", "Pi Labs"),
+    ("moderation", "moderation API"), ("ruby", "no Ruby"), ("search-rubric", "searches the web"),
+    ("human", "web viewer"),
+])
+def test_types_we_cannot_honour_are_one_line_refusals(tmp_path: Path, kind: str, why: str) -> None:
+    line = refusal(tmp_path, f"      - {{type: {kind}, value: x}}\n")
+    assert f"{kind}: not supported: " in line and why in line
+    assert "one of" not in line  # not the unknown-type list
+
+
+@pytest.mark.parametrize("kind", ["not-empty", "non-empty", "empty"])
+def test_empty_types_are_not_promptfoo_types(tmp_path: Path, kind: str) -> None:
+    line = refusal(tmp_path, f"      - type: {kind}\n")
+    assert f"'{kind}' is not supported: promptfoo has no such assertion type" in line
+
+
+def test_an_unknown_type_lists_only_supported_ones(tmp_path: Path) -> None:
+    line = refusal(tmp_path, "      - type: trajectory:step-count\n")
+    supported = line.split("one of ", 1)[1]
+    assert "is-xml" in supported and "webhook" in supported
+    assert not any(f" {kind}," in supported for kind in ("classifier", "human", "non-empty", "empty", "ruby"))

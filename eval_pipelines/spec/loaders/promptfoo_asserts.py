@@ -31,7 +31,7 @@ from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
-from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
@@ -169,7 +169,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         elif built is None:
             if base not in VOCABULARY:
                 ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
-                          "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES}))
+                          "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES} - REFUSED_TYPES))
                           + " (optionally with `not-`)")
                 return None
             built = VOCABULARY[base](raw)

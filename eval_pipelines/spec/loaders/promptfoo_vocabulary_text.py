@@ -81,6 +81,31 @@ def _webhook(raw: dict[str, Any]) -> dict[str, Any]:
     return {"type": "webhook", "url": url}
 
 
+# promptfoo types that need what this installation does not have: type -> why.
+CANNOT_HONOUR = {
+    "classifier": "it runs a Hugging Face text-classification model, which cannot be fetched here",
+    "guardrails": "it reads the guardrail verdict a provider reports (Azure / Bedrock content filters), "
+                  "which our targets do not report",
+    "pi": "it scores with Pi Labs' remote scoring service (withpi.ai), which is not reachable here",
+    "moderation": "it calls a moderation API (OpenAI's or Llama Guard), which is not wired to our targets",
+    "ruby": "it runs Ruby code, and there is no Ruby on this machine",
+    "search-rubric": "its judge searches the web, which is not available here",
+    "human": "it is a rating a person gives in promptfoo's web viewer, which is not read here",
+}
+
+
+def _cannot(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        raise Refused(f"not supported: {CANNOT_HONOUR[kind]}")
+    return build
+
+
+def _no_such_type(raw: dict[str, Any]) -> dict[str, Any]:
+    # promptfoo's BaseAssertionTypesSchema (src/types/index.ts) lists no empty / non-empty type.
+    raise Refused(f"{raw.get('type')!r} is not supported: promptfoo has no such assertion type; for a "
+                  "non-empty output write `{type: javascript, value: 'output.trim().length > 0'}`")
+
+
 TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-xml": _xml("is_xml"),
     "contains-xml": _xml("contains_xml"),
@@ -92,6 +117,11 @@ TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # promptfoo's index.ts: 'model-graded-factuality': handleFactuality (the same assertion).
     "model-graded-factuality": VOCABULARY["factuality"],
     "webhook": _webhook,
+    **{kind: _cannot(kind) for kind in CANNOT_HONOUR},
+    "empty": _no_such_type,  # `not-empty`
+    "non-empty": _no_such_type,
 }
+# Entries that only refuse: not offered as supported types in the unknown-type message.
+REFUSED_TYPES = {*CANNOT_HONOUR, "empty", "non-empty"}
 # Types that read no `value` (a value given is an "accepted but not used" warning).
 TEXT_VALUE_NOT_READ = {"is-html", "contains-html", "is-refusal"}
