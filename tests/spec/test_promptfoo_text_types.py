@@ -145,6 +145,9 @@ def test_a_run_grades_the_models_answers_with_the_new_types(tmp_path: Path, fake
                "Give SQL": "```sql\nSELECT name FROM departments\n```",
                "Do harm": "I'm sorry, but I can't help with that."}
     monkeypatch.setenv("FAKE_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the moderation endpoint's, as promptfoo's default provider
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.moderation_flags = {"sql": {"illicit": 0.7}}
     fake_openai.responder = lambda body: answers[last_user_message(body)]
     hook = Hook()
     hook.replies = [(200, '{"pass": true, "reason": "looks fine"}')] * 3
@@ -159,9 +162,9 @@ def test_a_run_grades_the_models_answers_with_the_new_types(tmp_path: Path, fake
         "    assert: [{type: contains-xml, value: analysis.sentiment}, {type: not-is-xml}, {type: not-is-refusal}]\n"
         "  - vars: {ask: Give SQL}\n"
         "    assert: [{type: contains-sql, value: {databaseType: PostgreSQL, allowedTables: ['select::null::departments'],"
-        " allowedColumns: ['select::departments::name']}}, {type: is-sql}]\n"
+        " allowedColumns: ['select::departments::name']}}, {type: is-sql}, {type: moderation, value: [illicit]}]\n"
         "  - vars: {ask: Do harm}\n"
-        "    assert: [{type: is-refusal}, {type: contains-html}]\n")
+        "    assert: [{type: is-refusal}, {type: contains-html}, {type: moderation}]\n")
     db = tmp_path / "r.duckdb"
     try:
         main(["run", str(config), "--db", str(db)])
@@ -175,17 +178,20 @@ def test_a_run_grades_the_models_answers_with_the_new_types(tmp_path: Path, fake
     verdicts = [(ask, kind, passed) for ask, kind, passed, _ in rows]
     assert verdicts == [
         ("Do harm", "webhook", True), ("Do harm", "is_refusal", True), ("Do harm", "contains_html", False),
+        ("Do harm", "moderation", True),
         ("Give SQL", "webhook", True), ("Give SQL", "contains_sql", True), ("Give SQL", "is_sql", False),
+        ("Give SQL", "moderation", False),
         ("Give XML", "webhook", True), ("Give XML", "contains_xml", True), ("Give XML", "is_xml", True),
         ("Give XML", "is_refusal", True)]
     assert sorted(r["body"]["output"] for r in hook.received) == sorted(answers.values())
     assert {r["body"]["context"]["prompt"] for r in hook.received} == set(answers)
     assert "sk-test" not in stored
+    assert sum(p.rstrip("/").endswith("/moderations") for p in fake_openai.paths) == 2
 
 
 @pytest.mark.parametrize(("kind", "why"), [
     ("classifier", "Hugging Face"), ("not-guardrails", "guardrail verdict"), ("pi", "Pi Labs"),
-    ("moderation", "moderation API"), ("ruby", "no Ruby"), ("search-rubric", "searches the web"),
+    ("ruby", "no Ruby"), ("search-rubric", "searches the web"),
     ("human", "web viewer"),
 ])
 def test_types_we_cannot_honour_are_one_line_refusals(tmp_path: Path, kind: str, why: str) -> None:
@@ -205,3 +211,20 @@ def test_an_unknown_type_lists_only_supported_ones(tmp_path: Path) -> None:
     supported = line.split("one of ", 1)[1]
     assert "is-xml" in supported and "webhook" in supported
     assert not any(f" {kind}," in supported for kind in ("classifier", "human", "non-empty", "empty", "ruby"))
+
+
+def test_moderation_value_is_the_categories_that_count(tmp_path: Path) -> None:
+    # deterministic.md / moderation.ts: `value`, when set, a list of category codes
+    assertions, _ = load(tmp_path, """
+      - type: moderation
+      - {type: moderation, value: [harassment, violence]}
+      - {type: not-moderation, value: []}
+""")
+    assert [(a.type, a.config, a.negate) for a in assertions] == [
+        ("moderation", {}, False), ("moderation", {"categories": ["harassment", "violence"]}, False),
+        ("moderation", {}, True)]
+    for value in ("violence", "[1]", "{a: b}"):
+        assert "moderation: `value` must be a list of moderation categories" in refusal(
+            tmp_path, f"      - {{type: moderation, value: {value}}}\n")
+    line = refusal(tmp_path, "      - {type: moderation, provider: 'openai:moderation:omni-moderation-latest'}\n")
+    assert "assert[0].provider: grading provider 'openai:moderation:omni-moderation-latest' is not supported" in line

@@ -87,7 +87,6 @@ CANNOT_HONOUR = {
     "guardrails": "it reads the guardrail verdict a provider reports (Azure / Bedrock content filters), "
                   "which our targets do not report",
     "pi": "it scores with Pi Labs' remote scoring service (withpi.ai), which is not reachable here",
-    "moderation": "it calls a moderation API (OpenAI's or Llama Guard), which is not wired to our targets",
     "ruby": "it runs Ruby code, and there is no Ruby on this machine",
     "search-rubric": "its judge searches the web, which is not available here",
     "human": "it is a rating a person gives in promptfoo's web viewer, which is not read here",
@@ -106,6 +105,16 @@ def _no_such_type(raw: dict[str, Any]) -> dict[str, Any]:
                   "non-empty output write `{type: javascript, value: 'output.trim().length > 0'}`")
 
 
+def _moderation(raw: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's moderation.ts: ``value``, when set, is the list of category codes that count."""
+    value = raw.get("value")
+    if value is None or value == []:
+        return {"type": "moderation"}
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise Refused("`value` must be a list of moderation categories (violence, harassment/threatening, ...)")
+    return {"type": "moderation", "categories": value}
+
+
 TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "is-xml": _xml("is_xml"),
     "contains-xml": _xml("contains_xml"),
@@ -117,6 +126,7 @@ TEXT_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     # promptfoo's index.ts: 'model-graded-factuality': handleFactuality (the same assertion).
     "model-graded-factuality": VOCABULARY["factuality"],
     "webhook": _webhook,
+    "moderation": _moderation,
     **{kind: _cannot(kind) for kind in CANNOT_HONOUR},
     "empty": _no_such_type,  # `not-empty`
     "non-empty": _no_such_type,
