@@ -4,6 +4,8 @@ promptfoo's own, from its tests (test/assertions/*.test.ts) and docs (expected-o
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from eval_pipelines.grading.base import GradeInput
@@ -309,3 +311,13 @@ def test_is_refusal_phrases_anywhere_count_as_promptfoo_counts_them() -> None:
 def test_is_sql_needs_a_statement(output: str) -> None:
     # sqlglot reads these as bare expressions, not statements; node-sql-parser fails them
     assert grade({"type": "is_sql"}, output).reason == NOT_MYSQL
+
+
+def test_is_xml_never_reads_an_external_dtd(tmp_path) -> None:  # noqa: ANN001
+    from eval_pipelines.grading.graders import _xml
+
+    dtd = tmp_path / "secret.dtd"
+    dtd.write_text('<!ENTITY leak "SECRET-FROM-DISK">')
+    doc = f'<?xml version="1.0"?><!DOCTYPE root SYSTEM "{dtd.as_uri()}"><root><a>&leak;</a></root>'
+    assert grade({"type": "is_xml", "required_elements": ["root.a"]}, doc).passed  # as promptfoo: not loaded
+    assert "SECRET" not in json.dumps(_xml.parse(doc, True))
