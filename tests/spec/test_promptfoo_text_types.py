@@ -228,3 +228,15 @@ def test_moderation_value_is_the_categories_that_count(tmp_path: Path) -> None:
             tmp_path, f"      - {{type: moderation, value: {value}}}\n")
     line = refusal(tmp_path, "      - {type: moderation, provider: 'openai:moderation:omni-moderation-latest'}\n")
     assert "assert[0].provider: grading provider 'openai:moderation:omni-moderation-latest' is not supported" in line
+
+
+def test_csv_expected_cells_reach_the_new_types(tmp_path: Path) -> None:
+    # promptfoo's assertionFromString (src/csv.ts): `type: value` cells
+    (tmp_path / "tests.csv").write_text('q,__expected1,__expected2,__expected3\n'
+                                        'x,"contains-xml: root.child, root.other",is-refusal,not-is-html\n')
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(HEAD + "tests: file://tests.csv\n")
+    suite, _ = load_suite(path)
+    assert [(a.type, a.config, a.negate) for a in suite.tests[0].assertions] == [
+        ("contains_xml", {"required_elements": ["root.child", "root.other"]}, False),
+        ("is_refusal", {}, False), ("is_html", {}, True)]
