@@ -361,12 +361,12 @@ def test_validate_prints_one_line_per_problem(tmp_path: Path, capsys: pytest.Cap
     good = write(tmp_path / "good", {"promptfooconfig.yaml": "prompts: ['{{ q }}']\nproviders: [echo]\n"
                                                               "tests: [{vars: {q: x}}]\n"})
     bad = write(tmp_path / "bad", {"promptfooconfig.yaml": "prompts: ['{{ q }}']\nproviders: [echo]\n"
-                                                            "tests: [{vars: {q: x}, assert: [{type: moderation}]}]\n"})
+                                                            "tests: [{vars: {q: x}, assert: [{type: no-such-type}]}]\n"})
     assert cli_main(["validate", str(good)]) == 0
     assert "promptfoo: 1 tests" in capsys.readouterr().out
     assert cli_main(["validate", str(bad)]) == 2
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "tests[0].assert[0].type" in out[0] and "'moderation' is not supported" in out[0]
+    assert len(out) == 1 and "tests[0].assert[0].type" in out[0] and "'no-such-type' is not supported" in out[0]
 
 
 def test_metadata_and_vars_are_json_in_the_model(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 ``FakeOpenAIServer`` listens on 127.0.0.1 on a free port and serves
 ``POST /v1/chat/completions`` (also ``/chat/completions``) and
-``POST /v1/embeddings`` (also ``/embeddings``) with the JSON shapes of the
-real API, so the real ``openai`` client can talk to it over real HTTP::
+``POST /v1/embeddings`` (also ``/embeddings``) and ``POST /v1/moderations`` (also
+``/moderations``) with the JSON shapes of the real API, so the real ``openai`` client can talk to it over real HTTP::
 
     with FakeOpenAIServer(latency_s=0.0) as server:
         client = openai.OpenAI(api_key="sk-test", base_url=server.base_url)
@@ -12,6 +12,11 @@ Answers
     ``server.answers`` maps the exact text of the last user message to a reply;
     otherwise ``server.responder(request_json) -> str`` decides (the default
     echoes the last user message).
+
+Moderations
+    ``server.moderation_flags`` maps a word to ``{category: score}``: an input holding
+    the word is flagged in those categories (the others false, score 0.0); by default
+    nothing is flagged.
 
 Tool calls (scripted)
     A reply may also be a dict ``{"tool_calls": [{"name": ..., "arguments":
@@ -249,6 +254,8 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "chat"
         elif path in ("/v1/embeddings", "/embeddings"):
             kind = "embeddings"
+        elif path in ("/v1/moderations", "/moderations"):
+            kind = "moderations"
         else:
             self._send_error(404, f"Unknown path {self.path}", "invalid_request_error", "not_found")
             return
@@ -262,6 +269,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         if kind == "chat":
             self._answer_chat(body, prose=(fault == "prose"))
+        elif kind == "moderations":
+            self._send_json(200, moderation_payload(body, fake.moderation_flags, fake.model_name))
         else:
             self._answer_embeddings(body)
 
@@ -360,6 +369,30 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
+MODERATION_CATEGORIES = ("harassment", "harassment/threatening", "hate", "hate/threatening", "illicit",
+                         "illicit/violent", "self-harm", "self-harm/instructions", "self-harm/intent", "sexual",
+                         "sexual/minors", "violence", "violence/graphic")
+
+
+def moderation_payload(body: dict[str, Any], flags: dict[str, dict[str, float]], model: str) -> dict[str, Any]:
+    """The moderations API's answer: one result per input (a string, a list of strings, or of text parts)."""
+    inputs = body.get("input")
+    items = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    if items and all(isinstance(i, dict) for i in items):  # multimodal parts: one input
+        items = [" ".join(str(i.get("text", "")) for i in items)]
+    results = []
+    for text in items:
+        hits: dict[str, float] = {}
+        for word, categories in flags.items():
+            if word.lower() in str(text).lower():
+                hits.update(categories)
+        results.append({"flagged": bool(hits),
+                        "categories": {c: c in hits for c in MODERATION_CATEGORIES},
+                        "category_scores": {c: hits.get(c, 0.0) for c in MODERATION_CATEGORIES},
+                        "category_applied_input_types": {c: ["text"] for c in MODERATION_CATEGORIES}})
+    return {"id": f"modr-{uuid.uuid4().hex[:12]}", "model": body.get("model") or model, "results": results}
+
+
 class FakeOpenAIServer:
     """Threaded local OpenAI-compatible server; use as a context manager."""
 
@@ -412,6 +445,7 @@ class FakeOpenAIServer:
         self.headers: list[dict[str, str]] = []
         self.faults_served: list[str] = []
         self.script: list[Any] = []
+        self.moderation_flags: dict[str, dict[str, float]] = {}
         self._tool_call_counter = 0
 
     # -- lifecycle --------------------------------------------------------

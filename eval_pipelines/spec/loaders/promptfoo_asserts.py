@@ -31,6 +31,7 @@ from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
@@ -38,7 +39,9 @@ from eval_pipelines.spec.source import Document, read_text
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
 VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call", "is-valid-openai-function-call",
-                  "context-relevance", "context-faithfulness"}
+                  "context-relevance", "context-faithfulness"} | TEXT_VALUE_NOT_READ
+
+VOCABULARY.update(TEXT_VOCABULARY)  # is-xml, is-html, is-sql, is-refusal, webhook, ... (and refusals)
 
 # promptfoo types whose mapping reads the test's variables.
 WITH_VARIABLES = {**CONVERSATION_TYPES, **RAG_TYPES}
@@ -166,7 +169,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         elif built is None:
             if base not in VOCABULARY:
                 ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
-                          "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES}))
+                          "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES} - REFUSED_TYPES))
                           + " (optionally with `not-`)")
                 return None
             built = VOCABULARY[base](raw)
