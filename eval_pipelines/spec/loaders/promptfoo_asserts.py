@@ -31,9 +31,11 @@ from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import RESPONSE_VOCABULARY
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
+VOCABULARY.update(RESPONSE_VOCABULARY)  # response-field and metric types (promptfoo_vocabulary_response)
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
