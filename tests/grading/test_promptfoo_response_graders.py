@@ -104,3 +104,32 @@ def test_similar_metric_params_are_checked() -> None:
     with pytest.raises(registry.ValidationError, match="cosine', 'dot' or 'euclidean'"):
         registry.parse_params("semantic_sim", {"metric": "manhattan"})
     assert registry.parse_params("semantic_sim", {"metric": "euclidean", "threshold": 3}).threshold == 3
+
+
+# ---- finish-reason ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, got, passed", [
+    ("stop", "stop", True),
+    ("STOP", "stop", True),  # case-insensitive (finishReason.ts)
+    ("length", "stop", False),
+    ("stop", "end_turn", True),  # normalised first (src/util/finishReason.ts): Anthropic's end_turn is stop
+    ("length", "max_tokens", True),
+    ("tool_calls", "function_call", True),
+    ("content_filter", " Refusal ", True),
+    ("pause_turn", "pause_turn", True),  # unknown reasons pass through, lower-cased
+])
+def test_finish_reason_compares_the_normalised_reason(value: str, got: str, passed: bool) -> None:
+    g = grade(None, "finish_reason", "text", value=value, finish_reason=got)
+    assert (g.passed, g.score) == (passed, 1.0 if passed else 0.0)
+    if not passed:
+        assert g.reason == f"Expected finish reason {value!r} but got {got!r}"
+
+
+def test_finish_reason_not_form_missing_reason_and_bad_value() -> None:
+    assert grade(None, "finish_reason", "x", value="length", finish_reason="stop", negate=True).passed
+    assert not grade(None, "finish_reason", "x", value="stop", finish_reason="stop", negate=True).passed
+    g = grade(None, "finish_reason", "x", value="stop")
+    assert (g.passed, g.score, g.reason) == (False, 0.0, "Provider did not supply stop/finish reason")
+    with pytest.raises(registry.ValidationError, match="at least 1 character"):
+        registry.parse_params("finish_reason", {"value": ""})

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from eval_pipelines.cli import main
+from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.store.connection import connect
 
 
 def load(tmp_path: Path, asserts: str):
@@ -53,3 +56,49 @@ def test_similar_metrics_map_onto_semantic_sim(tmp_path: Path) -> None:
 ])
 def test_similar_metric_refusals(tmp_path: Path, asserts: str, message: str) -> None:
     assert message in one_line_error(tmp_path, asserts)
+
+
+def test_finish_reason_maps_onto_its_grader(tmp_path: Path) -> None:
+    got = assertions(tmp_path, "      - {type: finish-reason, value: stop}\n"
+                               "      - {type: not-finish-reason, value: length}\n")
+    assert got == [("finish_reason", False, {"value": "stop"}), ("finish_reason", True, {"value": "length"})]
+    assert "finish-reason: `value` must be text" in one_line_error(
+        tmp_path, "      - {type: finish-reason, value: [stop]}\n")
+    assert "finish-reason: `value` is required" in one_line_error(tmp_path, "      - {type: finish-reason}\n")
+
+
+def run_config(tmp_path: Path, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+               capsys: pytest.CaptureFixture[str], body: str, *extra: str) -> Path:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
+                + "', apiKeyEnvar: FAKE_KEY}}")
+    (tmp_path / "promptfooconfig.yaml").write_text(f"providers: [{provider}]\n" + body)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    code = main(["run", "promptfooconfig.yaml", "--db", str(db), *extra])
+    out = capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
+    return db
+
+
+def test_finish_reason_is_stored_and_graded_end_to_end(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    fake_openai.answers = {"Say hello": "hello",
+                           "Say a long story": {"content": "Once upon a", "finish_reason": "length"}}
+    body = ("prompts: ['Say {{ word }}']\n"
+            "tests:\n"
+            "  - vars: {word: hello}\n    assert: [{type: finish-reason, value: stop}]\n"
+            "  - vars: {word: a long story}\n    assert: [{type: finish-reason, value: stop},"
+            " {type: not-finish-reason, value: stop}, {type: finish-reason, value: LENGTH}]\n")
+    for run in range(2):  # the second run answers from the response cache: the reason comes with it
+        db = run_config(tmp_path, fake_openai, monkeypatch, capsys, body)
+        with connect(db) as con:
+            rows = con.execute("SELECT test_id, finish_reason, cached FROM model_outputs ORDER BY test_id").fetchall()
+            grades = con.execute("SELECT test_id, assertion_index, passed, reason FROM grades "
+                                 "ORDER BY test_id, assertion_index").fetchall()
+        assert rows == [("test-1", "stop", run == 1), ("test-2", "length", run == 1)]
+        assert [g[:3] for g in grades] == [("test-1", 0, True), ("test-2", 0, False), ("test-2", 1, True),
+                                           ("test-2", 2, True)]
+        assert grades[1][3] == "Expected finish reason 'stop' but got 'length'"
+    assert fake_openai.request_count == 2

@@ -22,6 +22,8 @@ Tool calls (scripted)
     ``finish_reason: "tool_calls"``. ``responder`` may return such a dict, and
     ``server.script`` is a list of replies (strings or dicts) consumed one per
     answered chat request, in order, before ``answers`` and ``responder``.
+    A dict reply may set ``"finish_reason"`` (e.g. ``{"content": "cut", "finish_reason":
+    "length"}``) to answer with that finish reason instead of ``stop`` / ``tool_calls``.
     Requests are recorded as usual, so tests can inspect the ``tools`` and the
     ``tool`` messages the client sent.
 
@@ -531,7 +533,7 @@ class FakeOpenAIServer:
                 scripted = self.answers.get(text)
         if scripted is None:
             scripted = self.responder(body)
-        if isinstance(scripted, dict) and "tool_calls" in scripted:
+        if isinstance(scripted, dict) and ("tool_calls" in scripted or "finish_reason" in scripted):
             return scripted
         return str(scripted)
 
@@ -553,11 +555,15 @@ class FakeOpenAIServer:
 
     def _chat_payload(self, body: dict[str, Any], *, prose: bool = False) -> dict[str, Any]:
         reply = self.prose_text if prose else self.reply_or_tool_calls_for(body)
-        if isinstance(reply, dict):
+        if isinstance(reply, dict) and "tool_calls" not in reply:  # text with a chosen finish reason
+            content = str(reply.get("content") or "")
+            message = {"role": "assistant", "content": content, "refusal": None}
+            finish_reason = reply["finish_reason"]
+        elif isinstance(reply, dict):
             message = self._tool_call_message(reply)
             content = " ".join([message["content"] or ""] + [
                 f"{c['function']['name']} {c['function']['arguments']}" for c in message["tool_calls"]])
-            finish_reason = "tool_calls"
+            finish_reason = reply.get("finish_reason", "tool_calls")
         else:
             content = reply
             message = {"role": "assistant", "content": content, "refusal": None}

@@ -88,6 +88,8 @@ class ReplayTarget:
             llm_calls=0,
             tool_calls=len(trace),
             trace=trace,
+            # a recording exported from model_outputs carries it
+            finish_reason=row["finish_reason"] if isinstance(row.get("finish_reason"), str) else None,
         )
 
     async def aclose(self) -> None:

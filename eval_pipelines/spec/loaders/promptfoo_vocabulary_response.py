@@ -30,4 +30,6 @@ RESPONSE_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "similar:cosine": _similar("cosine"),
     "similar:dot": _similar("dot"),
     "similar:euclidean": _similar("euclidean"),
+    # finishReason.ts: a string value, compared case-insensitively with the provider's reason.
+    "finish-reason": lambda r: {"type": "finish_reason", "value": _text(r)},
 }
