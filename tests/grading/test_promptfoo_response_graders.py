@@ -133,3 +133,58 @@ def test_finish_reason_not_form_missing_reason_and_bad_value() -> None:
     assert (g.passed, g.score, g.reason) == (False, 0.0, "Provider did not supply stop/finish reason")
     with pytest.raises(registry.ValidationError, match="at least 1 character"):
         registry.parse_params("finish_reason", {"value": ""})
+
+
+# ---- gleu and meteor ---------------------------------------------------------------------------
+
+from eval_pipelines.grading.graders.gleu import gleu  # noqa: E402
+from eval_pipelines.grading.graders.meteor import meteor  # noqa: E402
+
+
+def test_gleu_is_the_smaller_of_pooled_ngram_precision_and_recall() -> None:
+    # gleu.ts: n = 1..4 pooled. Unigrams match 5 (the x1, cat, sat, on, mat), bigrams 3, trigrams 2,
+    # 4-grams 1: 11 matches; 18 n-grams on each side.
+    assert gleu("the cat sat on the mat", ["the cat sat on a mat"]) == pytest.approx(11 / 18)
+    # lower-cased, trailing periods cut: identical word lists score 1
+    assert gleu("Hello World.", ["hello world"]) == 1.0
+    # a shorter output: 2 unigram matches (no bigram); 3 output n-grams, 3 + 2 + 1 reference ones
+    assert gleu("hello world", ["hello big world"]) == pytest.approx(min(2 / 3, 2 / 6))
+    assert gleu("   ", ["hello"]) == 0.0
+    assert gleu("hello world", ["goodbye", "hello world"]) == 1.0  # the best reference
+
+
+def test_gleu_grader_threshold_and_not_form() -> None:
+    g = grade(None, "gleu", "the cat sat on the mat", value="the cat sat on a mat")
+    assert g.passed and g.details["gleu"] == pytest.approx(11 / 18)  # >= the default 0.5
+    assert not grade(None, "gleu", "the cat sat on the mat", value="the cat sat on a mat", threshold=0.7).passed
+    # not-gleu passes below the threshold (gleu.ts: score >= threshold !== inverse)
+    assert grade(None, "gleu", "the cat sat on the mat", value="the cat sat on a mat", threshold=0.7,
+                 negate=True).passed
+    assert not grade(None, "gleu", "the cat sat on the mat", value="the cat sat on a mat", negate=True).passed
+    with pytest.raises(registry.ValidationError):
+        registry.parse_params("gleu", {"value": []})
+
+
+def test_meteor_exact_stem_and_fragmentation_by_hand() -> None:
+    # five exact matches in one chunk: Fmean 1, penalty 0.5 * (1/5)^3
+    assert meteor("The weather is beautiful today", ["The weather is beautiful today"]) == pytest.approx(0.996)
+    # "the" exact; cats/cat and running/runs by their stems; P 3/4, R 1, 2 chunks of 3 matches
+    fmean = (3 / 4) / (0.9 * 3 / 4 + 0.1)
+    assert meteor("the cats are running", ["the cat runs"]) == pytest.approx((1 - 0.5 * (2 / 3) ** 3) * fmean)
+    # alpha, beta, gamma as given: alpha 0.5 is the harmonic mean, gamma 0 no penalty
+    assert meteor("the cats are running", ["the cat runs"], alpha=0.5, beta=3, gamma=0) == pytest.approx(
+        2 * (3 / 4) / (3 / 4 + 1))
+    assert meteor("nothing shared", ["the cat runs"]) == 0.0
+    with pytest.raises(ValueError, match="Invalid inputs"):
+        meteor("", ["x"])
+
+
+def test_meteor_grader_threshold_not_form_and_errors() -> None:
+    g = grade(None, "meteor", "the cats are running", value=["a dog", "the cat runs"])
+    assert g.passed and g.details["meteor"] == pytest.approx((1 - 0.5 * (2 / 3) ** 3) * (3 / 4) / (0.9 * 3 / 4 + 0.1))
+    assert not grade(None, "meteor", "the cats are running", value="the cat runs", threshold=0.9).passed
+    assert grade(None, "meteor", "the cats are running", value="the cat runs", threshold=0.9, negate=True).passed
+    assert not grade(None, "meteor", "the cats are running", value="the cat runs", negate=True).passed
+    assert grade(None, "meteor", "", value="x").status == "error"
+    with pytest.raises(registry.ValidationError, match="less than or equal to 1"):
+        registry.parse_params("meteor", {"value": "x", "alpha": 2})

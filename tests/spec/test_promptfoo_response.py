@@ -102,3 +102,28 @@ def test_finish_reason_is_stored_and_graded_end_to_end(tmp_path: Path, fake_open
                                            ("test-2", 2, True)]
         assert grades[1][3] == "Expected finish reason 'stop' but got 'length'"
     assert fake_openai.request_count == 2
+
+
+def test_gleu_and_meteor_map_with_promptfoos_defaults(tmp_path: Path) -> None:
+    suite, warnings = load(tmp_path, """
+      - {type: gleu, value: hello world}
+      - {type: not-gleu, value: [Hello world, Hi there world], threshold: 0.6}
+      - {type: meteor, value: '{{ word }} world', alpha: 0.8, beta: 2, gamma: 0.4}
+""")
+    got = [(a.type, a.negate, a.config) for a in suite.tests[0].assertions]
+    assert got == [
+        ("gleu", False, {"value": "hello world", "threshold": 0.5}),
+        ("gleu", True, {"value": ["Hello world", "Hi there world"], "threshold": 0.6}),
+        ("meteor", False, {"value": "hello world", "threshold": 0.5, "alpha": 0.8, "beta": 2, "gamma": 0.4}),
+    ]
+    assert [w for w in warnings if "assert.2: meteor is scored from exact and Porter-stem" in w]
+
+
+@pytest.mark.parametrize("asserts, message", [
+    ("      - {type: gleu, value: 3}\n", "gleu: `value` must be a string or a non-empty list of strings"),
+    ("      - {type: meteor, value: [a, 1]}\n", "meteor: `value` must be a string or a non-empty list"),
+    ("      - {type: meteor, value: x, alpha: high}\n", "meteor: `alpha` must be a number"),
+    ("      - {type: gleu, value: x, alpha: 0.5}\n", "alpha"),  # only meteor reads alpha
+])
+def test_gleu_and_meteor_refusals(tmp_path: Path, asserts: str, message: str) -> None:
+    assert message in one_line_error(tmp_path, asserts)

@@ -31,7 +31,9 @@ from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
-from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import RESPONSE_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
+    RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
+)
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
@@ -148,7 +150,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         return None
     script = dialect == "agentv" and str(raw["type"]) in SCRIPT_TYPES
     if not script:  # a script grader gets its other fields as its config, as in AgentV
-        ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
+        ctx.unknown_keys(doc, path, raw, (AGENTV_COMMON if dialect == "agentv" else COMMON)
+                         | RESPONSE_KEYS.get(str(raw["type"]).removeprefix("not-"), set()))
     resolved = _resolve_value(ctx, doc, path, raw, variables or {})
     if resolved is None:
         return None
@@ -186,6 +189,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
+    if base in RESPONSE_WARNINGS:
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {RESPONSE_WARNINGS[base]}")
     if "value" in raw and base in VALUE_NOT_READ:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
                             f"({kind} reads no value)")
