@@ -188,3 +188,149 @@ def test_meteor_grader_threshold_not_form_and_errors() -> None:
     assert grade(None, "meteor", "", value="x").status == "error"
     with pytest.raises(registry.ValidationError, match="less than or equal to 1"):
         registry.parse_params("meteor", {"value": "x", "alpha": 2})
+
+
+# ---- tool-call-f1 --------------------------------------------------------------------------------
+
+import json  # noqa: E402
+
+from eval_pipelines.grading.graders.tool_call_f1 import names_in_text  # noqa: E402
+
+CALLS = [{"tool": "search", "args": {"q": "x"}}, {"tool": "compose_reply", "args": {}}]
+
+
+def test_tool_call_f1_of_called_against_expected_names() -> None:
+    # toolCallF1.ts: called {search, compose_reply}, expected {search, fetch}: P 1/2, R 1/2, F1 1/2
+    g = grade(None, "tool_call_f1", "done", value=["search", "fetch"], trace=CALLS)
+    assert (g.details["precision"], g.details["recall"], g.details["f1"]) == (0.5, 0.5, 0.5)
+    assert not g.passed  # promptfoo's default threshold 1: exactly the expected tools
+    assert grade(None, "tool_call_f1", "done", value=["search", "fetch"], threshold=0.5, trace=CALLS).passed
+    assert grade(None, "tool_call_f1", "done", value=["compose_reply", "search"], trace=CALLS).passed
+    # not-tool-call-f1 passes below the threshold; nothing called: F1 0
+    assert grade(None, "tool_call_f1", "done", value=["search", "fetch"], trace=CALLS, negate=True).passed
+    g = grade(None, "tool_call_f1", "plain text", value=["search"])
+    assert (g.passed, g.details["f1"], g.details["called"]) == (False, 0.0, [])
+    with pytest.raises(registry.ValidationError, match="at least one expected tool"):
+        registry.parse_params("tool_call_f1", {"value": [" "]})
+
+
+def test_tool_call_f1_reads_calls_written_in_the_output() -> None:
+    openai = {"tool_calls": [{"function": {"name": "get_weather", "arguments": "{}"}}, {"name": "lookup"}]}
+    assert names_in_text(json.dumps(openai)) == {"get_weather", "lookup"}
+    anthropic = [{"type": "text", "text": "hi"}, {"type": "tool_use", "name": "fetch", "input": {}}]
+    assert names_in_text(json.dumps(anthropic)) == {"fetch"}
+    assert names_in_text(json.dumps({"functionCall": {"name": "g"}})) == {"g"}
+    assert names_in_text(json.dumps({"toolCall": {"functionCalls": [{"name": "a"}, {"name": "b"}]}})) == {"a", "b"}
+    assert names_in_text(json.dumps({"type": "function_call", "name": "r"})) == {"r"}
+    mixed = 'Calling tools:\n{"type": "tool_use", "name": "search"}\n  [{"function": {"name": "fetch"}}]\ndone'
+    assert names_in_text(mixed) == {"search", "fetch"}
+    assert names_in_text('see {"type": "tool_use", "name": "inline"} here') == set()  # not a whole-line block
+    g = grade(None, "tool_call_f1", mixed, value=["search", "fetch"])
+    assert g.passed and g.details["f1"] == 1.0
+
+
+# ---- trajectory:step-count ------------------------------------------------------------------------
+
+STEPS = [{"tool": "search_orders", "args": {"id": 1}}, {"tool": "Search_Orders", "args": {"id": 2}},
+         {"tool": "exec_command", "args": {"cmd": ["cat", "task.md"]}}, {"tool": "compose_reply", "args": {}},
+         {"tool": "shell", "args": {}}]  # a shell tool without a command is a tool step (trajectoryUtils.ts)
+
+
+@pytest.mark.parametrize("config, passed, count", [
+    ({"step_type": "command", "pattern": "*task.md*", "min": 1}, True, 1),  # openai-agents-advanced's example
+    ({"step_type": "command", "pattern": "cat", "min": 1}, True, 1),  # the executable is an alias
+    ({"step_type": "command", "pattern": "exec_command", "max": 0}, False, 1),  # so is the tool name
+    ({"step_type": "tool", "max": 3}, False, 4),
+    ({"step_type": ["tool", "command"], "min": 5, "max": 5}, True, 5),
+    ({"pattern": "SEARCH_*", "min": 2, "max": 2}, True, 2),  # a whole-name glob, case-insensitive
+    ({"pattern": "search_order?", "min": 3}, False, 2),
+    ({"pattern": "reply", "max": 0}, True, 0),
+])
+def test_step_count_counts_steps_of_a_type_and_pattern(config: dict, passed: bool, count: int) -> None:
+    g = grade(None, "trajectory_step_count", "", trace=STEPS, **config)
+    assert (g.passed, g.details["count"]) == (passed, count)
+
+
+def test_step_count_not_form_and_bad_values() -> None:
+    assert grade(None, "trajectory_step_count", "", trace=STEPS, step_type="tool", max=3, negate=True).passed
+    assert not grade(None, "trajectory_step_count", "", trace=STEPS, step_type="tool", min=1, negate=True).passed
+    for config, message in [({"step_type": "tool"}, "give `min`, `max` or both"), ({"min": 3, "max": 1}, "above"),
+                            ({"step_type": "reasoning", "min": 1}, "tool' or 'command'")]:
+        with pytest.raises(registry.ValidationError, match=message):
+            registry.parse_params("trajectory_step_count", config)
+
+
+# ---- trajectory:goal-success ----------------------------------------------------------------------
+
+def _judge_says(server: FakeOpenAIServer, *replies: dict) -> None:
+    queue = [json.dumps(r) for r in replies]
+    server.responder = lambda body: queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+def test_goal_success_asks_the_judge_with_goal_trajectory_and_output(fake_openai: FakeOpenAIServer) -> None:
+    _judge_says(fake_openai, {"reason": "looked the order up and answered", "pass": True, "score": 0.9})
+    g = grade(fake_openai, "trajectory_goal_success", "Your order shipped.", trace=STEPS[:1],
+              goal="Tell the user whether the order shipped")
+    assert g.passed and g.score == 0.9 and g.details["judge_pass"] is True
+    sent = fake_openai.requests[-1]["messages"][-1]["content"]
+    assert "<Goal>\nTell the user whether the order shipped\n</Goal>" in sent
+    assert '{"stepCount": 1, "steps": [{"index": 1, "type": "tool", "name": "search_orders"}]}' in sent
+    assert "<Output>\nYour order shipped.\n</Output>" in sent
+    # a threshold above the judge's score fails; negated, the achieved goal fails
+    assert not grade(fake_openai, "trajectory_goal_success", "x", goal="g", threshold=0.95).passed
+    assert not grade(fake_openai, "trajectory_goal_success", "x", goal="g", negate=True).passed
+    _judge_says(fake_openai, {"reason": "no lookup", "pass": False, "score": 0.0})
+    g = grade(fake_openai, "trajectory_goal_success", "x", goal="g", negate=True)
+    assert g.passed and g.score == 1.0
+
+
+def test_goal_success_judge_failures_are_errors_even_negated(fake_openai: FakeOpenAIServer) -> None:
+    _judge_says(fake_openai, {"reason": "no verdict", "score": 0.5})  # no boolean pass, every time
+    g = grade(fake_openai, "trajectory_goal_success", "x", goal="g", negate=True)
+    assert g.status == "error" and not g.passed
+    assert grade(None, "trajectory_goal_success", "x", goal="g").status == "error"  # no judge configured
+    with pytest.raises(registry.ValidationError):
+        registry.parse_params("trajectory_goal_success", {"goal": ""})
+
+
+# ---- a real tool-calling run, graded ---------------------------------------------------------------
+
+
+def test_tool_loop_run_feeds_f1_step_count_and_finish_reason(fake_openai: FakeOpenAIServer) -> None:
+    """The trace and finish reason come from OpenAITarget's tool loop over HTTP, not from a test's dict."""
+    from eval_pipelines.grading.base import GradingContext
+    from eval_pipelines.grading.dispatch import grade_input, grade_output
+    from eval_pipelines.run.targets.base import TargetRequest
+    from eval_pipelines.run.targets.openai_compat import OpenAITarget
+    from eval_pipelines.spec.models import ToolSpec
+
+    fake_openai.script = [
+        {"tool_calls": [{"name": "search_orders", "arguments": {"id": 7}},
+                        {"name": "exec_command", "arguments": {"cmd": "cat task.md"}}]},
+        {"tool_calls": [{"name": "search_orders", "arguments": {"id": 8}}]},
+        "Order 7 shipped.",
+    ]
+    tools = [ToolSpec(name="search_orders", result={"status": "shipped"}), ToolSpec(name="exec_command", result="ok")]
+    case = TestCase(id="t", input=[Message(content="Did order 7 ship?")], tools=tools)
+
+    async def run():  # noqa: ANN202
+        target = OpenAITarget(OpenAITargetConfig(name="agent", model="m", max_retries=0),
+                              api_key="sk-test", base_url=fake_openai.base_url)
+        try:
+            return await target.generate(TargetRequest(test_id="t", trial=0, system_prompt=None,
+                                                       messages=case.input, timeout_s=10, tools=tools))
+        finally:
+            await target.aclose()
+
+    output = asyncio.run(run())
+    assert output.output == "Order 7 shipped." and output.finish_reason == "stop" and len(output.trace) == 3
+    inp = grade_input(output, case, None, None, GradingContext())
+
+    def check(type_: str, **config: Any) -> bool:
+        return grade_output(Assertion(type=type_, config=config), inp).passed
+
+    assert check("tool_call_f1", value=["search_orders", "exec_command"])
+    assert not check("tool_call_f1", value=["search_orders"])  # F1 2/3: exec_command was not expected
+    assert check("trajectory_step_count", step_type="tool", pattern="search_*", min=2, max=2)
+    assert check("trajectory_step_count", step_type="command", pattern="*task.md", min=1, max=1)
+    assert check("finish_reason", value="stop")

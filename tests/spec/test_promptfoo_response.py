@@ -127,3 +127,42 @@ def test_gleu_and_meteor_map_with_promptfoos_defaults(tmp_path: Path) -> None:
 ])
 def test_gleu_and_meteor_refusals(tmp_path: Path, asserts: str, message: str) -> None:
     assert message in one_line_error(tmp_path, asserts)
+
+
+def test_tool_call_f1_and_trajectory_types_map_onto_their_graders(tmp_path: Path) -> None:
+    suite, warnings = load(tmp_path, """
+      - {type: tool-call-f1, value: 'search, fetch '}
+      - {type: not-tool-call-f1, value: [search], threshold: 0.5}
+      - type: trajectory:step-count
+        value: {type: command, pattern: '*task.md*', min: 1}
+      - type: trajectory:step-count
+        value: {name: 'search_*', max: 3}
+      - {type: trajectory:goal-success, value: 'Find the order status'}
+      - {type: trajectory:goal-success, value: {goal: ' Ship it '}, threshold: 0.7}
+""")
+    got = [(a.type, a.negate, a.config) for a in suite.tests[0].assertions]
+    assert got == [
+        ("tool_call_f1", False, {"value": ["search", "fetch"], "threshold": 1.0}),  # toolCallF1.ts default
+        ("tool_call_f1", True, {"value": ["search"], "threshold": 0.5}),
+        ("trajectory_step_count", False, {"step_type": "command", "pattern": "*task.md*", "min": 1}),
+        ("trajectory_step_count", False, {"pattern": "search_*", "max": 3}),
+        ("trajectory_goal_success", False, {"goal": "Find the order status"}),
+        ("trajectory_goal_success", False, {"goal": "Ship it", "threshold": 0.7}),
+    ]
+    without_type = [w for w in warnings if "step-count without `type` counts the run's recorded tool calls" in w]
+    assert len(without_type) == 1 and "assert.3" in without_type[0]
+
+
+@pytest.mark.parametrize("asserts, message", [
+    ("      - {type: tool-call-f1, value: ' , '}\n", "tool-call-f1: `value` must name at least one expected tool"),
+    ("      - {type: tool-call-f1, value: {a: 1}}\n", "must be a list of tool names or a comma-separated string"),
+    ("      - {type: trajectory:step-count, value: {type: reasoning, min: 4, max: 4}}\n",
+     "`value.type` reasoning: those trajectory steps come from OpenTelemetry spans"),
+    ("      - {type: trajectory:step-count, value: {type: tool}}\n", "`value` must include `min` or `max`"),
+    ("      - {type: trajectory:step-count, value: {type: tool, min: 1.5}}\n", "`value.min` must be a whole number"),
+    ("      - {type: trajectory:step-count, value: {kind: tool, min: 1}}\n", "unknown field(s) kind"),
+    ("      - {type: trajectory:goal-success, value: {aim: x}}\n", "`value` must be the goal"),
+    ("      - {type: trajectory:step-count, value: {pattern: a, name: b, min: 1}}\n", "both `pattern` and `name`"),
+])
+def test_tool_call_f1_and_trajectory_refusals(tmp_path: Path, asserts: str, message: str) -> None:
+    assert message in one_line_error(tmp_path, asserts)

@@ -189,8 +189,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
-    if base in RESPONSE_WARNINGS:
-        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {RESPONSE_WARNINGS[base]}")
+    warning = RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS else None
+    if warning:
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {warning}")
     if "value" in raw and base in VALUE_NOT_READ:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
                             f"({kind} reads no value)")
