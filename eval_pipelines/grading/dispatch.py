@@ -111,7 +111,8 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
         measurements=Measurements(latency_ms=output.latency_ms, prompt_tokens=output.prompt_tokens,
                                   completion_tokens=output.completion_tokens, cost_usd=output.cost_usd,
                                   llm_calls=output.llm_calls, tool_calls=output.tool_calls,
-                                  finish_reason=output.finish_reason),
+                                  finish_reason=output.finish_reason,
+                                  logprobs=None if output.logprobs is None else tuple(output.logprobs)),
         trace=output.trace, suite_dir=suite_dir, judge=judge, baseline_output=context.baseline_for(key),
         workspace=context.workspace, human_ratings=context.ratings_for(key, text),
     )

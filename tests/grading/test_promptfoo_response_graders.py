@@ -334,3 +334,39 @@ def test_tool_loop_run_feeds_f1_step_count_and_finish_reason(fake_openai: FakeOp
     assert check("trajectory_step_count", step_type="tool", pattern="search_*", min=2, max=2)
     assert check("trajectory_step_count", step_type="command", pattern="*task.md", min=1, max=1)
     assert check("finish_reason", value="stop")
+
+
+# ---- perplexity and perplexity-score ---------------------------------------------------------------
+
+
+def _with_logprobs(type_: str, logprobs: tuple[float, ...] | None, negate: bool = False, **config: Any) -> Grade:
+    from eval_pipelines.grading.base import Measurements
+
+    inp = GradeInput(case=TestCase(id="t", input=[Message(content="q")]), output="hello there",
+                     measurements=Measurements(logprobs=logprobs))
+    return asyncio.run(agrade_output(Assertion(type=type_, negate=negate, config=config), inp))
+
+
+def test_perplexity_is_exp_of_minus_the_mean_logprob() -> None:
+    # perplexity.ts: exp(-(−0.1 − 0.5) / 2) = e^0.3 ≈ 1.3499; passes at or below the threshold
+    g = _with_logprobs("perplexity", (-0.1, -0.5), threshold=1.5)
+    assert g.passed and g.score == 1.0 and g.details["perplexity"] == pytest.approx(math.exp(0.3))
+    assert not _with_logprobs("perplexity", (-0.1, -0.5), threshold=1.3).passed
+    assert _with_logprobs("perplexity", (-0.1, -0.5), threshold=1.3, negate=True).passed
+    assert _with_logprobs("perplexity", (-5.0,)).passed  # no threshold: always passes, value recorded
+    g = _with_logprobs("perplexity", None, threshold=2)
+    assert g.status == "error" and "does not support providers that do not return logProbs" in g.reason
+
+
+def test_perplexity_score_is_one_over_one_plus_perplexity() -> None:
+    norm = 1 / (1 + math.exp(0.3))  # ≈ 0.4256
+    g = _with_logprobs("perplexity_score", (-0.1, -0.5))
+    assert g.passed and g.score == pytest.approx(norm)  # no threshold: passes, scores the value
+    g = _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.4)
+    assert g.passed and g.details["perplexity_score"] == pytest.approx(norm)
+    assert g.score == pytest.approx(calibrate(norm, 0.4))
+    assert not _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.5).passed
+    assert _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.5, negate=True).passed
+    assert _with_logprobs("perplexity_score", ()).status == "error"
+    with pytest.raises(registry.ValidationError):
+        registry.parse_params("perplexity_score", {"threshold": 1.5})

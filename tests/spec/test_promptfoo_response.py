@@ -3,6 +3,7 @@ each maps onto our grader with promptfoo's defaults (src/assertions/*.ts), or fa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,38 @@ def test_tool_call_f1_and_trajectory_types_map_onto_their_graders(tmp_path: Path
 ])
 def test_tool_call_f1_and_trajectory_refusals(tmp_path: Path, asserts: str, message: str) -> None:
     assert message in one_line_error(tmp_path, asserts)
+
+
+def test_perplexity_types_map_and_refuse(tmp_path: Path) -> None:
+    got = assertions(tmp_path, "      - {type: perplexity, threshold: 1.5}\n      - {type: perplexity-score}\n"
+                               "      - {type: not-perplexity-score, threshold: 0.5}\n")
+    assert got == [("perplexity", False, {"threshold": 1.5}), ("perplexity_score", False, {}),
+                   ("perplexity_score", True, {"threshold": 0.5})]
+    assert "not-perplexity: `not-` without `threshold` always passes in promptfoo" in one_line_error(
+        tmp_path, "      - {type: not-perplexity}\n")
+    assert "perplexity: `threshold` must be a number" in one_line_error(
+        tmp_path, "      - {type: perplexity, threshold: low}\n")
+
+
+def test_perplexity_asks_for_logprobs_stores_and_grades_them(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    fake_openai.answers = {"Say hello": "hello there", "Say bye": "bye now"}
+    fake_openai.token_logprobs = [-0.1, -0.5]  # perplexity e^0.3 ≈ 1.35, score 1 / (1 + e^0.3) ≈ 0.43
+    body = ("prompts: ['Say {{ word }}']\n"
+            "tests:\n"
+            "  - vars: {word: hello}\n    assert: [{type: perplexity, threshold: 1.5},"
+            " {type: perplexity-score, threshold: 0.5}, {type: not-perplexity-score, threshold: 0.5}]\n"
+            "  - vars: {word: bye}\n    assert: [{type: contains, value: bye}]\n")
+    for run in range(2):  # the second run answers from the response cache, logprobs included
+        db = run_config(tmp_path, fake_openai, monkeypatch, capsys, body)
+        with connect(db) as con:
+            rows = con.execute("SELECT test_id, logprobs, cached FROM model_outputs ORDER BY test_id").fetchall()
+            grades = con.execute("SELECT assertion_type, passed FROM grades WHERE test_id = 'test-1' "
+                                 "ORDER BY assertion_index").fetchall()
+        assert [(t, None if v is None else json.loads(v), c) for t, v, c in rows] == [
+            ("test-1", [-0.1, -0.5], run == 1), ("test-2", None, run == 1)]
+        assert grades == [("perplexity", True), ("perplexity_score", False), ("perplexity_score", True)]
+    asked = {body["messages"][-1]["content"]: body.get("logprobs") for body in fake_openai.requests}
+    assert asked == {"Say hello": True, "Say bye": None}  # asked only where a perplexity assertion reads them
+    assert fake_openai.request_count == 2

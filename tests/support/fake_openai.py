@@ -27,6 +27,11 @@ Tool calls (scripted)
     Requests are recorded as usual, so tests can inspect the ``tools`` and the
     ``tool`` messages the client sent.
 
+Log-probabilities
+    A request with ``logprobs: true`` gets ``choices[0].logprobs.content``: one entry per
+    whitespace-separated word of the answer, its ``logprob`` taken in turn from
+    ``server.token_logprobs`` (cycled; default ``[-0.5]``).
+
 Faults (deterministic)
     ``fail_plan`` is a list of fault names consumed one per request, in order,
     before normal answers (``"ok"`` means answer normally). After the plan is
@@ -414,6 +419,7 @@ class FakeOpenAIServer:
         self.headers: list[dict[str, str]] = []
         self.faults_served: list[str] = []
         self.script: list[Any] = []
+        self.token_logprobs: list[float] = [-0.5]
         self._tool_call_counter = 0
 
     # -- lifecycle --------------------------------------------------------
@@ -553,6 +559,11 @@ class FakeOpenAIServer:
             })
         return {"role": "assistant", "content": reply.get("content"), "refusal": None, "tool_calls": calls}
 
+    def _logprobs(self, content: str) -> dict[str, Any]:
+        values = self.token_logprobs or [-0.5]
+        return {"content": [{"token": word, "logprob": values[i % len(values)], "bytes": None, "top_logprobs": []}
+                            for i, word in enumerate(content.split())], "refusal": None}
+
     def _chat_payload(self, body: dict[str, Any], *, prose: bool = False) -> dict[str, Any]:
         reply = self.prose_text if prose else self.reply_or_tool_calls_for(body)
         if isinstance(reply, dict) and "tool_calls" not in reply:  # text with a chosen finish reason
@@ -582,7 +593,7 @@ class FakeOpenAIServer:
                 {
                     "index": 0,
                     "message": message,
-                    "logprobs": None,
+                    "logprobs": self._logprobs(content) if body.get("logprobs") else None,
                     "finish_reason": finish_reason,
                 }
             ],

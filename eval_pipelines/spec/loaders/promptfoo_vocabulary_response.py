@@ -110,6 +110,16 @@ def _goal_success(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _perplexity(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    # perplexity.ts: only `threshold` (optional: without it the assertion always passes).
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        threshold = _threshold(raw, None)
+        if threshold is None and str(raw.get("type", "")).startswith("not-"):
+            raise Refused("`not-` without `threshold` always passes in promptfoo: give a threshold")
+        return {"type": kind, **({"threshold": threshold} if threshold is not None else {})}
+    return build
+
+
 RESPONSE_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "similar:cosine": _similar("cosine"),
     "similar:dot": _similar("dot"),
@@ -121,6 +131,8 @@ RESPONSE_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "tool-call-f1": _tool_call_f1,
     "trajectory:step-count": _step_count,
     "trajectory:goal-success": _goal_success,
+    "perplexity": _perplexity("perplexity"),
+    "perplexity-score": _perplexity("perplexity_score"),
 }
 # Fields a type reads besides promptfoo_vocabulary.COMMON.
 RESPONSE_KEYS: dict[str, set[str]] = {"meteor": {"alpha", "beta", "gamma"}}
@@ -132,4 +144,6 @@ RESPONSE_WARNINGS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "trajectory:step-count": lambda raw: None if isinstance(raw.get("value"), dict) and "type" in raw["value"] else (
         "trajectory:step-count without `type` counts the run's recorded tool calls; promptfoo's trace "
         "would also hold model, message and reasoning spans"),
+    **{kind: (lambda raw: f"value: accepted but not used ({raw['type']} reads only `threshold`)"
+              if raw.get("value") is not None else None) for kind in ("perplexity", "perplexity-score")},
 }
