@@ -225,6 +225,7 @@ def test_tool_call_f1_reads_calls_written_in_the_output() -> None:
     mixed = 'Calling tools:\n{"type": "tool_use", "name": "search"}\n  [{"function": {"name": "fetch"}}]\ndone'
     assert names_in_text(mixed) == {"search", "fetch"}
     assert names_in_text('see {"type": "tool_use", "name": "inline"} here') == set()  # not a whole-line block
+    assert names_in_text('Example:\n```json\n{"type": "tool_use", "name": "fenced"}\n```\n') == set()
     g = grade(None, "tool_call_f1", mixed, value=["search", "fetch"])
     assert g.passed and g.details["f1"] == 1.0
 

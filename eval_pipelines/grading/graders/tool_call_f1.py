@@ -4,7 +4,7 @@ tools the model called against the expected tool names, as unordered sets.
 The names called are those of the run's tool calls (the ``trace`` the tool-calling loop
 records, as ``tool_trajectory`` reads it) together with those written in the output text,
 read as promptfoo's ``extractToolNames`` reads a provider's output: the whole text as JSON,
-else every JSON object or array that starts and ends a line; in it, OpenAI
+else every JSON object or array that starts and ends a line outside code fences; in it, OpenAI
 ``tool_calls[].function.name`` (or ``.name``), ``{type: function_call|tool_use, name}``,
 ``{functionCall: {name}}``, ``{toolCall: {functionCalls: [{name}]}}``, and lists of these,
 ``{function: {name}}`` or ``{name}``.
@@ -66,16 +66,33 @@ def _names_in(data: Any) -> set[str]:
 
 
 _LINE_START = re.compile(r"^[ \t]*[\[{]", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """Spans of fenced code blocks (their JSON is not read, as promptfoo's scanner skips fences)."""
+    spans, opened = [], None
+    for match in _FENCE.finditer(text):
+        if opened is None:
+            opened = match
+        elif match.group(1)[0] == opened.group(1)[0] and len(match.group(1)) >= len(opened.group(1)):
+            spans.append((opened.start(), match.end()))
+            opened = None
+    if opened is not None:
+        spans.append((opened.start(), len(text)))
+    return spans
 
 
 def names_in_text(text: str) -> set[str]:
-    """Tool names in an output text: the text as JSON, else each JSON block on whole lines."""
+    """Tool names in an output text: the text as JSON, else each JSON block on whole lines
+    outside code fences."""
     try:
         return _names_in(json.loads(text))
     except ValueError:
         pass
     names: set[str] = set()
     decoder = json.JSONDecoder()
+    fences = _fenced(text)
     position = 0
     for match in _LINE_START.finditer(text):
         start = match.end() - 1
@@ -84,6 +101,8 @@ def names_in_text(text: str) -> set[str]:
         try:
             data, end = decoder.raw_decode(text, start)
         except ValueError:
+            continue
+        if any(a < end and start < b for a, b in fences):
             continue
         rest = text[end:]
         if rest.strip(" \t") == "" or rest.lstrip(" \t").startswith(("\n", "\r")):
