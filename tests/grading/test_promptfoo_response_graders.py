@@ -98,6 +98,19 @@ def test_not_similar_passes_below_the_threshold(fake_openai: FakeOpenAIServer) -
     assert grade(fake_openai, "semantic_sim", OUT, value=mid, metric="dot", threshold=round(cos - 0.05, 3)).passed
 
 
+def test_similar_to_any_of_a_list_of_references(fake_openai: FakeOpenAIServer) -> None:
+    # similar.ts: passes when similar to at least one value; not-similar only when similar to none
+    mid, cos = pair_with_similarity(OUT, 0.3, 0.7)
+    g = grade(fake_openai, "semantic_sim", OUT, value=[mid, OUT], threshold=0.75)
+    assert g.passed and g.details["reference_index"] == 1 and g.details["values"][0] == pytest.approx(cos, abs=1e-6)
+    assert fake_openai.requests[-1]["input"] == [OUT, mid, OUT]  # one request for all the texts
+    assert not grade(fake_openai, "semantic_sim", OUT, value=[mid, OUT], threshold=0.75, negate=True).passed
+    assert grade(fake_openai, "semantic_sim", OUT, value=[mid, REF], threshold=0.75, negate=True).passed
+    # euclidean: the smallest distance counts
+    g = grade(fake_openai, "semantic_sim", OUT, value=[REF, OUT], metric="euclidean", threshold=0.1)
+    assert g.passed and g.details["distance"] == pytest.approx(0.0, abs=1e-6) and g.details["reference_index"] == 1
+
+
 def test_similar_metric_params_are_checked() -> None:
     with pytest.raises(registry.ValidationError, match="less than or equal to 1 for the dot metric"):
         registry.parse_params("semantic_sim", {"metric": "dot", "threshold": 1.5})

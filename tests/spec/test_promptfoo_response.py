@@ -49,6 +49,15 @@ def test_similar_metrics_map_onto_semantic_sim(tmp_path: Path) -> None:
     ]
 
 
+def test_similar_takes_a_list_of_references(tmp_path: Path) -> None:
+    got = assertions(tmp_path, "      - {type: similar, value: [Say hello, 'Hi {{ word }}']}\n"
+                               "      - {type: not-similar:euclidean, value: [a, b], threshold: 0.4}\n")
+    assert got == [("semantic_sim", False, {"value": ["Say hello", "Hi hello"], "threshold": 0.75}),
+                   ("semantic_sim", True, {"value": ["a", "b"], "threshold": 0.4, "metric": "euclidean"})]
+    assert "a file:// reference inside a `value` list is not read" in one_line_error(
+        tmp_path, "      - {type: similar, value: [file://a.txt, b]}\n")
+
+
 @pytest.mark.parametrize("asserts, message", [
     ("      - {type: similar:dot, value: x, threshold: 1.5}\n", "similar:dot: `threshold` above 1 is not supported"),
     ("      - {type: similar:euclidean, value: x, threshold: -1}\n", "`threshold` must be 0 or more"),

@@ -34,6 +34,12 @@ a *maximum*: passing when the distance is at most ``threshold`` (any number >= 0
 the grade score calibrated from promptfoo's ``1 / (1 + distance)`` against
 ``1 / (1 + threshold)``. ``details`` keeps the raw ``dot`` or ``distance``.
 
+``value`` may be a list of references (promptfoo's ``similar`` with an array): all are
+embedded in the same request with the output, and the closest one counts (the highest
+similarity, the smallest distance), so the assertion passes when the output is similar to
+at least one, and negated only when it is similar to none (promptfoo's similar.ts).
+``details.reference_index`` names the one that counted.
+
 An empty output scores 0 without a call; a missing reference is an ``error``.
 """
 
@@ -56,7 +62,7 @@ LOCAL = "local"
 class SemanticSimParams(Params):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    value: str | None = None
+    value: str | list[str] | None = Field(default=None, min_length=1)
     threshold: float = Field(default=0.8, ge=0,
                              validation_alias=AliasChoices("threshold", "semanticThreshold",
                                                            "semantic_threshold"))
@@ -108,6 +114,7 @@ class SemanticSim(Grader[SemanticSimParams]):
                   and params.embedding_model != LOCAL)
         reference = params.value if params.value is not None else (
             as_text(inp.case.expected_output) if inp.case.expected_output is not None else None)
+        references = reference if isinstance(reference, list) else [reference] if reference is not None else []
         if server:
             model = params.embedding_model or getattr(judge, "embedding_model", None)
         else:
@@ -115,7 +122,7 @@ class SemanticSim(Grader[SemanticSimParams]):
         details: dict[str, Any] = {"threshold": params.threshold,
                                    "judge_model": J.judge_model(judge) if server else None,
                                    "embedding_model": model, "embeddings": "server" if server else "local"}
-        if reference is None or not reference.strip():
+        if not references or not all(r.strip() for r in references):
             return Outcome(0.0, "semantic_sim needs a reference: give `value` or the case's expected_output",
                            details, status="error")
         if not server and params.embedding_model not in (None, LOCAL):
@@ -127,19 +134,24 @@ class SemanticSim(Grader[SemanticSimParams]):
                                                     "judge_attempts": 0})
         try:
             if server:
-                vectors = await judge.embed([inp.output, reference], model=params.embedding_model)
+                vectors = await judge.embed([inp.output, *references], model=params.embedding_model)
             else:
                 from eval_pipelines.grading import local_embeddings
 
-                vectors = await asyncio.to_thread(local_embeddings.embed, [inp.output, reference])
-            if params.metric == "euclidean":
-                distance = euclidean(vectors[0], vectors[1])
-            else:
-                similarity = (cosine if params.metric == "cosine" else dot_product)(vectors[0], vectors[1])
+                vectors = await asyncio.to_thread(local_embeddings.embed, [inp.output, *references])
+            measure = {"cosine": cosine, "dot": dot_product, "euclidean": euclidean}[params.metric]
+            values = [measure(vectors[0], v) for v in vectors[1:1 + len(references)]]
+            if len(values) != len(references):
+                raise ValueError(f"embeddings: {len(vectors)} vectors for {len(references) + 1} texts")
+            # the closest reference counts: the smallest distance, else the highest similarity
+            best = (min if params.metric == "euclidean" else max)(range(len(values)), key=values.__getitem__)
+            distance = similarity = values[best]
         except Exception as exc:  # noqa: BLE001 - embeddings failures become error grades
             return Outcome(0.0, f"embeddings failed: {exc}" if "embeddings" not in str(exc) else str(exc),
                            {**details, "judge_attempts": 1 if server else 0}, status="error")
         details.update(metric=params.metric, judge_attempts=1 if server else 0)
+        if len(references) > 1:
+            details.update(reference_index=best, values=[round(v, 6) for v in values])
         local = "" if server else f" ({LOCAL_MODEL_ID}, local)"
         if params.metric == "euclidean":
             # promptfoo: the threshold is the largest distance that passes; its score 1 / (1 + d).

@@ -21,9 +21,20 @@ def _similar(metric: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
             raise Refused("`threshold` must be 0 or more")
         if metric != "euclidean" and threshold is not None and threshold > 1:
             raise Refused(f"`threshold` above 1 is not supported for similar:{metric} (scores here are 0..1)")
-        return {"type": "semantic_sim", "value": _text(raw), "threshold": threshold,
-                "metric": metric}
+        return {"type": "semantic_sim", "value": similar_value(raw), "threshold": threshold, "metric": metric}
     return build
+
+
+def similar_value(raw: dict[str, Any]) -> str | list[str]:
+    """similar.ts: a string or a non-empty list of strings (similar to at least one of them)."""
+    value = _value(raw)
+    if not isinstance(value, list):
+        return _text(raw)
+    if not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise Refused("`value` must be text or a non-empty list of texts")
+    if any(v.startswith("file://") for v in value):
+        raise Refused("a file:// reference inside a `value` list is not read: write the text, or one file:// value")
+    return value
 
 
 def _references(raw: dict[str, Any]) -> str | list[str]:
@@ -121,6 +132,8 @@ def _perplexity(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 
 RESPONSE_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # plain `similar` too, for its list values (promptfoo_vocabulary's entry reads text only)
+    "similar": lambda r: {"type": "semantic_sim", "value": similar_value(r), "threshold": _threshold(r, 0.75)},
     "similar:cosine": _similar("cosine"),
     "similar:dot": _similar("dot"),
     "similar:euclidean": _similar("euclidean"),
