@@ -44,6 +44,10 @@ class Measurements:
     cost_usd: float | None = None
     llm_calls: int = 0
     tool_calls: int = 0
+    # The provider's finish reason as it sent it (None: it sent none), for finish_reason.
+    finish_reason: str | None = None
+    # The answer's token log-probabilities when they were asked for, for perplexity.
+    logprobs: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,10 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([assertion.negate]),
                                          np.array([assertion.pass_minimum()]),
                                          np.array([outcome.status == "graded"]))
-    verdict = outcome.passed if outcome.passed is not None and outcome.status == "graded" else bool(passed[0])
+    # A grader that decides its verdict (``Outcome.passed``) is negated by inverting that verdict, as
+    # promptfoo's `not-` inverts `pass` (not-similar passes below the threshold, not at a quarter of it).
+    verdict = (outcome.passed != bool(negated[0]) if outcome.passed is not None and outcome.status == "graded"
+               else bool(passed[0]))
     return Grade(
         assertion_index=index, assertion_type=assertion.type, assertion_name=assertion.label,
         score=float(scores[0]), passed=verdict, status=outcome.status,
@@ -107,7 +110,9 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
         case=with_answers(case, output.answers), output=text,
         measurements=Measurements(latency_ms=output.latency_ms, prompt_tokens=output.prompt_tokens,
                                   completion_tokens=output.completion_tokens, cost_usd=output.cost_usd,
-                                  llm_calls=output.llm_calls, tool_calls=output.tool_calls),
+                                  llm_calls=output.llm_calls, tool_calls=output.tool_calls,
+                                  finish_reason=output.finish_reason,
+                                  logprobs=None if output.logprobs is None else tuple(output.logprobs)),
         trace=output.trace, suite_dir=suite_dir, judge=judge, baseline_output=context.baseline_for(key),
         workspace=context.workspace, human_ratings=context.ratings_for(key, text),
     )

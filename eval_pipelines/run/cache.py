@@ -102,6 +102,8 @@ class ResponseCache:
             cost_usd=val(row["cost_usd"]), cached=True, attempts=0,
             llm_calls=int(row["llm_calls"]), tool_calls=int(row["tool_calls"]),
             trace=json.loads(row["trace"]) if row["trace"] else [],
+            finish_reason=val(row.get("finish_reason")),
+            logprobs=json.loads(row["logprobs"]) if isinstance(val(row.get("logprobs")), str) else None,
         )
 
     async def put(self, key: str, output: ModelOutput, model: str) -> None:
@@ -113,6 +115,8 @@ class ResponseCache:
             "completion_tokens": output.completion_tokens, "cost_usd": output.cost_usd,
             "llm_calls": output.llm_calls, "tool_calls": output.tool_calls,
             "trace": json.dumps(output.trace, default=str),
+            "finish_reason": output.finish_reason,
+            "logprobs": None if output.logprobs is None else json.dumps(output.logprobs),
             "created_at": datetime.now(timezone.utc).replace(tzinfo=None),
         }
         with self._lock:

@@ -46,9 +46,30 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
+# Assertions that read the answer's token log-probabilities (grading/graders/perplexity*.py):
+# a case with one asks its OpenAI-compatible targets for them (`logprobs: true`).
+LOGPROB_ASSERTIONS = frozenset({"perplexity", "perplexity_score"})
+
+
+def _wants_logprobs(assertions: list) -> bool:
+    """Any of these assertions (or one nested in a composite / transformed) reads logprobs."""
+    pending: list = list(assertions)
+    while pending:
+        item = pending.pop()
+        kind = item.get("type") if isinstance(item, dict) else item.type
+        if kind in LOGPROB_ASSERTIONS:
+            return True
+        nested = item.get("assert") if isinstance(item, dict) else item.config.get("assert")
+        pending.extend(nested if isinstance(nested, list) else [nested] if isinstance(nested, dict) else [])
+    return False
+
+
 def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
     from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, merge_tools
 
+    settings = case.model_settings.model_dump(exclude_none=True) if case.model_settings else None
+    if _wants_logprobs(case.assertions):
+        settings = {**(settings or {}), "logprobs": True}
     timeout_ms = case.timeout_ms or suite.settings.timeout_ms
     return TargetRequest(
         test_id=case.id,
@@ -61,7 +82,7 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         tools=merge_tools(suite.tools, case.tools),
         max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
         response_schema=suite.response_schema,
-        model_settings=case.model_settings.model_dump(exclude_none=True) if case.model_settings else None,
+        model_settings=settings,
     )
 
 

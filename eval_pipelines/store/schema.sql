@@ -210,6 +210,14 @@ ALTER TABLE regressions ADD COLUMN IF NOT EXISTS q_value DOUBLE;
 ALTER TABLE regressions ADD COLUMN IF NOT EXISTS significant BOOLEAN;
 ALTER TABLE regressions ADD COLUMN IF NOT EXISTS large_enough BOOLEAN;
 ALTER TABLE regressions ADD COLUMN IF NOT EXISTS verdict VARCHAR;
+-- finish_reason - the provider's finish reason of an output (promptfoo's finish-reason reads it),
+-- as it sent it; NULL when it sent none (command targets, replays, rows stored before).
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
+ALTER TABLE response_cache ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
+-- logprobs - the answer's token log-probabilities (a JSON list), stored only when they were
+-- asked for (a case with a perplexity assertion); NULL otherwise.
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS logprobs JSON;
+ALTER TABLE response_cache ADD COLUMN IF NOT EXISTS logprobs JSON;
 
 -- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
 -- so a changed dataset is visible between runs.

@@ -141,7 +141,7 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
 
 OUTPUT_COLUMNS = ["test_id", "target", "trial", "output", "error", "latency_ms", "prompt_tokens",
                   "completion_tokens", "cost_usd", "cached", "attempts", "llm_calls", "tool_calls", "trace",
-                  "created_at"]
+                  "created_at", "finish_reason", "logprobs"]
 
 
 def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id: str | None,
@@ -152,6 +152,7 @@ def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id:
         "latency_ms": o.latency_ms, "prompt_tokens": o.prompt_tokens, "completion_tokens": o.completion_tokens,
         "cost_usd": o.cost_usd, "cached": o.cached, "attempts": o.attempts, "llm_calls": o.llm_calls,
         "tool_calls": o.tool_calls, "trace": to_json(o.trace), "created_at": created,
+        "finish_reason": o.finish_reason, "logprobs": None if o.logprobs is None else to_json(o.logprobs),
     } for o in outputs]
     return _frame(rows, partition, run_id, suite, OUTPUT_COLUMNS)
 
@@ -169,6 +170,8 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         cost_usd=val(r["cost_usd"]), cached=bool(r["cached"]), attempts=int(r["attempts"]),
         llm_calls=int(r["llm_calls"]), tool_calls=int(r["tool_calls"]),
         trace=json.loads(r["trace"]) if r["trace"] else [],
+        finish_reason=val(r.get("finish_reason")),
+        logprobs=json.loads(r["logprobs"]) if isinstance(val(r.get("logprobs")), str) else None,
     ) for r in rows.to_dict("records")]
 
 

@@ -27,8 +27,15 @@ Tool calls (scripted)
     ``finish_reason: "tool_calls"``. ``responder`` may return such a dict, and
     ``server.script`` is a list of replies (strings or dicts) consumed one per
     answered chat request, in order, before ``answers`` and ``responder``.
+    A dict reply may set ``"finish_reason"`` (e.g. ``{"content": "cut", "finish_reason":
+    "length"}``) to answer with that finish reason instead of ``stop`` / ``tool_calls``.
     Requests are recorded as usual, so tests can inspect the ``tools`` and the
     ``tool`` messages the client sent.
+
+Log-probabilities
+    A request with ``logprobs: true`` gets ``choices[0].logprobs.content``: one entry per
+    whitespace-separated word of the answer, its ``logprob`` taken in turn from
+    ``server.token_logprobs`` (cycled; default ``[-0.5]``).
 
 Faults (deterministic)
     ``fail_plan`` is a list of fault names consumed one per request, in order,
@@ -446,6 +453,7 @@ class FakeOpenAIServer:
         self.faults_served: list[str] = []
         self.script: list[Any] = []
         self.moderation_flags: dict[str, dict[str, float]] = {}
+        self.token_logprobs: list[float] = [-0.5]
         self._tool_call_counter = 0
 
     # -- lifecycle --------------------------------------------------------
@@ -565,7 +573,7 @@ class FakeOpenAIServer:
                 scripted = self.answers.get(text)
         if scripted is None:
             scripted = self.responder(body)
-        if isinstance(scripted, dict) and "tool_calls" in scripted:
+        if isinstance(scripted, dict) and ("tool_calls" in scripted or "finish_reason" in scripted):
             return scripted
         return str(scripted)
 
@@ -585,13 +593,22 @@ class FakeOpenAIServer:
             })
         return {"role": "assistant", "content": reply.get("content"), "refusal": None, "tool_calls": calls}
 
+    def _logprobs(self, content: str) -> dict[str, Any]:
+        values = self.token_logprobs or [-0.5]
+        return {"content": [{"token": word, "logprob": values[i % len(values)], "bytes": None, "top_logprobs": []}
+                            for i, word in enumerate(content.split())], "refusal": None}
+
     def _chat_payload(self, body: dict[str, Any], *, prose: bool = False) -> dict[str, Any]:
         reply = self.prose_text if prose else self.reply_or_tool_calls_for(body)
-        if isinstance(reply, dict):
+        if isinstance(reply, dict) and "tool_calls" not in reply:  # text with a chosen finish reason
+            content = str(reply.get("content") or "")
+            message = {"role": "assistant", "content": content, "refusal": None}
+            finish_reason = reply["finish_reason"]
+        elif isinstance(reply, dict):
             message = self._tool_call_message(reply)
             content = " ".join([message["content"] or ""] + [
                 f"{c['function']['name']} {c['function']['arguments']}" for c in message["tool_calls"]])
-            finish_reason = "tool_calls"
+            finish_reason = reply.get("finish_reason", "tool_calls")
         else:
             content = reply
             message = {"role": "assistant", "content": content, "refusal": None}
@@ -610,7 +627,7 @@ class FakeOpenAIServer:
                 {
                     "index": 0,
                     "message": message,
-                    "logprobs": None,
+                    "logprobs": self._logprobs(content) if body.get("logprobs") else None,
                     "finish_reason": finish_reason,
                 }
             ],

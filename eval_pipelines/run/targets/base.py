@@ -51,6 +51,12 @@ class ModelOutput:
     # Tool-calling runs: one item per tool call, in order:
     # {"tool", "args", "result", "step", "call_id"}; the last may carry "stopped".
     trace: list[dict[str, Any]] = field(default_factory=list)
+    # The provider's finish reason of the (last) model call, as it sent it (`stop`, `length`,
+    # `content_filter`, `tool_calls`, ...); None when it sent none. promptfoo's finish-reason reads it.
+    finish_reason: str | None = None
+    # The answer's token log-probabilities (the last model call's), when they were asked for
+    # (``logprobs: true``, sent only for cases with a perplexity assertion); None otherwise.
+    logprobs: list[float] | None = None
     # A conversation turn's earlier answers its input was filled with, by test id
     # (``TestCase.after``). Not stored: the grades stage finds them among the stored outputs.
     answers: dict[str, str | None] = field(default_factory=dict)

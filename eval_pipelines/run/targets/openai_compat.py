@@ -79,6 +79,18 @@ class Reply:
     tool_calls: list[dict[str, Any]]
     prompt_tokens: int | None
     completion_tokens: int | None
+    finish_reason: str | None = None
+    logprobs: list[float] | None = None
+
+
+def _token_logprobs(choice: dict[str, Any]) -> list[float] | None:
+    """``choices[0].logprobs.content[].logprob`` (chat completions), None when absent."""
+    block = choice.get("logprobs")
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list):
+        return None
+    values = [t.get("logprob") for t in content if isinstance(t, dict)]
+    return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)] or None
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -103,8 +115,10 @@ def parse_reply(data: Any) -> Reply:
     if not isinstance(calls, list):
         raise ValueError("message tool_calls is not a list")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    finish = choices[0].get("finish_reason")
     return Reply(content, [c for c in calls if isinstance(c, dict)],
-                 _int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")))
+                 _int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")),
+                 finish if isinstance(finish, str) and finish else None, _token_logprobs(choices[0]))
 
 
 @dataclass(frozen=True)
@@ -259,6 +273,8 @@ class OpenAITarget:
             cost_usd=self.cost(reply),
             attempts=result.attempts,
             llm_calls=1,  # as with tools: model calls, not HTTP attempts
+            finish_reason=reply.finish_reason,
+            logprobs=reply.logprobs,
         )
 
     async def _generate_with_tools(self, request: TargetRequest) -> ModelOutput:
@@ -290,6 +306,8 @@ class OpenAITarget:
         completion_tokens: int | None = None
         cost: float | None = None
         text = ""
+        finish_reason: str | None = None  # the last model call's
+        logprobs: list[float] | None = None  # the last model call's
 
         def output(out: str | None, error: str | None = None) -> ModelOutput:
             return ModelOutput(
@@ -297,6 +315,7 @@ class OpenAITarget:
                 output=out, error=error, latency_ms=(time.perf_counter() - started) * 1000,
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
                 attempts=attempts, llm_calls=llm_calls, tool_calls=len(trace), trace=trace,
+                finish_reason=finish_reason, logprobs=logprobs,
             )
 
         for step in range(1, max(1, request.max_steps) + 1):
@@ -311,6 +330,7 @@ class OpenAITarget:
                 completion_tokens = (completion_tokens or 0) + (reply.completion_tokens or 0)
                 cost = (cost or 0.0) + (self.cost(reply) or 0.0)
             text = reply.content or ""
+            finish_reason, logprobs = reply.finish_reason, reply.logprobs
             calls = reply.tool_calls
             if not calls:
                 return output(text)

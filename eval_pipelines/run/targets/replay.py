@@ -26,6 +26,18 @@ def _number(value: Any, cast: type) -> Any:
     return cast(value)
 
 
+def _logprobs(value: Any) -> list[float] | None:
+    """A recording's ``logprobs`` (a list, or its JSON text as exported), else None."""
+    if isinstance(value, str) and value.strip():
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
+    return None
+
+
 def load_recordings(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     text = read_text(path)
     rows: list[tuple[int, dict[str, Any]]] = []
@@ -88,6 +100,9 @@ class ReplayTarget:
             llm_calls=0,
             tool_calls=len(trace),
             trace=trace,
+            # a recording exported from model_outputs carries it
+            finish_reason=row["finish_reason"] if isinstance(row.get("finish_reason"), str) else None,
+            logprobs=_logprobs(row.get("logprobs")),
         )
 
     async def aclose(self) -> None:

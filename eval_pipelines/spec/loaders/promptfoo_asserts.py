@@ -32,9 +32,13 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
+    RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
+)
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
+VOCABULARY.update(RESPONSE_VOCABULARY)  # response-field and metric types (promptfoo_vocabulary_response)
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
 THRESHOLD_READ_BY_VOCABULARY = {"latency", "cost", "assert-set"}
 # Types whose vocabulary entry never reads `value` (their limit is `threshold`, or they have none).
@@ -149,7 +153,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         return None
     script = dialect == "agentv" and str(raw["type"]) in SCRIPT_TYPES
     if not script:  # a script grader gets its other fields as its config, as in AgentV
-        ctx.unknown_keys(doc, path, raw, AGENTV_COMMON if dialect == "agentv" else COMMON)
+        ctx.unknown_keys(doc, path, raw, (AGENTV_COMMON if dialect == "agentv" else COMMON)
+                         | RESPONSE_KEYS.get(str(raw["type"]).removeprefix("not-"), set()))
     resolved = _resolve_value(ctx, doc, path, raw, variables or {})
     if resolved is None:
         return None
@@ -187,6 +192,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
+    warning = RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS else None
+    if warning:
+        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {warning}")
     if "value" in raw and base in VALUE_NOT_READ:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
                             f"({kind} reads no value)")
