@@ -207,7 +207,7 @@ def test_empty_types_are_not_promptfoo_types(tmp_path: Path, kind: str) -> None:
 
 
 def test_an_unknown_type_lists_only_supported_ones(tmp_path: Path) -> None:
-    line = refusal(tmp_path, "      - type: trajectory:step-count\n")
+    line = refusal(tmp_path, "      - type: no-such-type\n")
     supported = line.split("one of ", 1)[1]
     assert "is-xml" in supported and "webhook" in supported
     assert not any(f" {kind}," in supported for kind in ("classifier", "human", "non-empty", "empty", "ruby"))
