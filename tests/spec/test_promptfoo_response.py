@@ -211,3 +211,27 @@ def test_perplexity_asks_for_logprobs_stores_and_grades_them(tmp_path: Path, fak
     asked = {body["messages"][-1]["content"]: body.get("logprobs") for body in fake_openai.requests}
     assert asked == {"Say hello": True, "Say bye": None}  # asked only where a perplexity assertion reads them
     assert fake_openai.request_count == 2
+
+
+def test_tool_used_with_a_pattern_and_bounds_counts_tool_steps(tmp_path: Path) -> None:
+    # trajectory.ts handleTrajectoryToolUsed, object form: matching tool steps within min (default 1)..max;
+    # the values are integration-opentelemetry's trajectory example.
+    import asyncio
+
+    from eval_pipelines.grading.base import GradeInput
+    from eval_pipelines.grading.dispatch import agrade_output
+
+    suite, _ = load(tmp_path, "      - {type: trajectory:tool-used, value: {pattern: 'search_*', min: 3, max: 3}}\n"
+                              "      - {type: not-trajectory:tool-used, value: {name: delete_corpus}}\n"
+                              "      - {type: trajectory:tool-used, value: {pattern: 'compose_*'}}\n")
+    case = suite.tests[0]
+    assert [(a.type, a.negate, a.config) for a in case.assertions] == [
+        ("trajectory_step_count", False, {"step_type": "tool", "pattern": "search_*", "min": 3, "max": 3}),
+        ("tool_trajectory", True, {"mode": "any_order", "expected": [{"tool": "delete_corpus"}]}),
+        ("trajectory_step_count", False, {"step_type": "tool", "pattern": "compose_*", "min": 1})]
+    calls = [{"tool": t, "args": {}} for t in ("search_corpus", "search_web", "search_corpus", "compose_answer")]
+    grades = [asyncio.run(agrade_output(a, GradeInput(case=case, output="", trace=calls))) for a in case.assertions]
+    assert [g.passed for g in grades] == [True, True, True]
+    assert not asyncio.run(agrade_output(case.assertions[0], GradeInput(case=case, output="", trace=calls[:2]))).passed
+    assert "unknown field(s) args" in one_line_error(
+        tmp_path, "      - {type: trajectory:tool-used, value: {pattern: 'a*', args: {}}}\n")
