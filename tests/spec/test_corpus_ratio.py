@@ -54,7 +54,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
 # files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 252, 0.48, 0.56), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
+    (PROMPTFOO, {"promptfoo"}, 252, 0.51, 0.60), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:
@@ -104,8 +104,8 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     assert "without tests" in reasons["custom-provider-multi-turn/promptfooconfig.yaml"][0]
     assert "trace-span-count" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
     assert "promptfoo:redteam:tool-discovery" in reasons["openai-responses/promptfooconfig.tool-discovery.yaml"][0]
-    # its prompt's own config loads: it misses only its test CSV (stored, not copied: 143 KB)
-    assert all("file not found: file://imdb_eval_sample.csv" in e for e in reasons["f-score/promptfooconfig.yaml"])
+    # its prompt's own config and its test CSV load; eval-f-score's mathjs conditionals too
+    assert "f-score/promptfooconfig.yaml" not in reasons and "eval-f-score/promptfooconfig.yaml" not in reasons
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
     # exec: prompts run in the sandbox: the shell one renders, the Ruby one fails in one line (no Ruby here)
     assert "exec:./template-prompt.rb failed in the sandbox" in reasons["config-executable-prompts/promptfooconfig.yaml"][0]
