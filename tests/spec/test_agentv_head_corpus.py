@@ -9,6 +9,7 @@ structured payload) reaches the loaded test's messages, role kept, in order.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,6 @@ REFUSED = {
     "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessors: unknown field 'preprocessors'",
-    # AgentV's substitution rule for tests[].vars in this shape is not in the stored source (only its example)
-    "features/test-vars-templating/evals/dataset.eval.yaml": "tests[0].vars: unknown field 'vars'",
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
     "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
@@ -115,6 +114,18 @@ def _raw_tests(suite: Path) -> list[dict[str, Any]]:
     return tests
 
 
+def _with_vars(text: str, variables: dict[str, Any]) -> str:
+    """A text of the tests+input shape with its `{{ name }}` / `{{ a.b }}` placeholders filled from the
+    test's `vars` (AgentV's test-vars-templating README), by a plain dotted lookup."""
+    def one(match: re.Match[str]) -> str:
+        value: Any = variables
+        for key in match.group(1).split("."):
+            value = value.get(key, "") if isinstance(value, dict) else ""
+        return str(value)
+
+    return re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", one, text)
+
+
 @pytest.mark.parametrize("suite", [s for s in AGENTV if _rel(s) not in REFUSED], ids=_rel)
 def test_no_input_text_is_lost(suite: Path) -> None:
     loaded, _ = load_suite(suite)
@@ -127,6 +138,8 @@ def test_no_input_text_is_lost(suite: Path) -> None:
             role = message.get("role", "user")
             target = next(m for m in stored if m.role == role)  # in order; a message of that role
             for text in _texts(message["content"], suite.parent):
+                if "input" in test and isinstance(test.get("vars"), dict):  # tests+input shape: vars fill it
+                    text = _with_vars(text, test["vars"])
                 assert text.strip() in target.content, (case.id, text[:80])
                 checked += 1
     assert checked >= len(loaded.tests)

@@ -60,3 +60,82 @@ def test_a_builtin_type_missing_its_value_has_no_custom_assertion_hint(tmp_path:
     # `contains` is one of AgentV's built-ins: a missing value is only that.
     first = _refusal(_write(tmp_path, "tests: [{id: a, input: hi, assert: [{type: contains}]}]\n"))
     assert "value" in first and "custom assertion" not in first
+
+
+# ---- tests[].vars (AgentV examples/features/test-vars-templating; yaml-parser tests) ---------------
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "agentv_head"
+
+
+def test_vars_template_the_example_suite() -> None:
+    # AgentV's README of the example: `{{question}}` and dotted paths like `{{expected.answer}}`;
+    # the suite-level `input` references per-test vars too.
+    suite, warnings = load_suite(CORPUS / "features" / "test-vars-templating" / "evals" / "dataset.eval.yaml")
+    france, ada = suite.tests
+    assert france.criteria == "Answers What is the capital of France? correctly"
+    assert france.expected_output == "Paris"
+    assert [(m.role, m.content) for m in france.input] == [
+        ("system", "You are a concise assistant answering geography questions."),
+        ("user", "Question: What is the capital of France?")]
+    assert ada.criteria == "Greets Ada warmly" and ada.expected_output == "Hello, Ada!"
+    assert [(m.role, m.content) for m in ada.input] == [
+        ("system", "You are a concise assistant answering etiquette questions."), ("user", "Say hello to Ada.")]
+    assert warnings == []
+
+
+def test_vars_reach_assertions_and_leave_metadata_alone(tmp_path: Path) -> None:
+    # AgentV's loader tests: "renders assertion values and metrics with per-test vars" (value DENIED,
+    # name policy_decision) and "applies per-test vars to suite and test input templates" (metadata
+    # keeps `{{question}}`).
+    suite, _ = load_suite(_write(tmp_path, """\
+tests:
+  - id: assertions
+    vars: {expected: DENIED, metric_name: policy, question: "What is the capital of France?"}
+    input: "Answer clearly: {{question}}"
+    criteria: Answers {{question}} correctly
+    metadata: {untouched: "{{question}}"}
+    assert:
+      - type: contains
+        metric: "{{ vars.metric_name }}_decision"
+        value: "{{ vars.expected }}"
+      - Mentions {{ question }}
+"""))
+    case = suite.tests[0]
+    contains, rubric = case.assertions
+    assert contains.type == "contains" and contains.config["value"] == "DENIED" and contains.name == "policy_decision"
+    assert rubric.config["rubric"] == "Mentions What is the capital of France?"
+    assert case.input[0].content == "Answer clearly: What is the capital of France?"
+    assert case.metadata == {"untouched": "{{question}}"}
+
+
+def test_vars_missing_name_renders_empty_with_a_warning_and_skip_defaults_drops_suite_input(tmp_path: Path) -> None:
+    suite, warnings = load_suite(_write(tmp_path, """\
+input: "Topic: {{topic}}"
+tests:
+  - id: with-vars
+    vars: {topic: tides}
+    input: "Explain {{topic}} to {{audience}}"
+    criteria: clear
+  - id: own-input-only
+    vars: {topic: waves}
+    execution: {skip_defaults: true}
+    input: "Explain {{topic}}"
+    criteria: clear
+"""))
+    first, second = suite.tests
+    assert [(m.role, m.content) for m in first.input] == [("user", "Topic: tides"), ("user", "Explain tides to ")]
+    assert [(m.role, m.content) for m in second.input] == [("user", "Explain waves")]
+    assert any("tests[0]" in w and "audience" in w and "rendered empty" in w for w in warnings)
+
+
+def test_vars_that_are_not_a_mapping_or_a_broken_template_are_refused(tmp_path: Path) -> None:
+    first = _refusal(_write(tmp_path, "tests: [{id: a, vars: [1], input: hi, criteria: c}]\n"))
+    assert "tests[0].vars: invalid vars" in first
+    first = _refusal(_write(tmp_path, "tests: [{id: a, vars: {x: 1}, input: '{{ x ', criteria: c}]\n", "b.eval.yaml"))
+    assert "tests[0].input" in first and "template does not render" in first and "\n" not in first
+
+
+def test_vars_template_cannot_reach_python_objects(tmp_path: Path) -> None:
+    first = _refusal(_write(tmp_path, "tests: [{id: a, vars: {x: 1}, input: \"{{ x.__class__.__mro__ }}\", "
+                                      "criteria: c}]\n"))
+    assert "template does not render" in first

@@ -71,6 +71,7 @@ def _eval_yaml_fields() -> set[str]:
     fields |= {f"assert: {k}" for k in COMMON_ASSERT_FIELDS}
     fields |= {f"eval-yaml: {k}" for k in agentv_head.HEAD_SUITE_KEYS}  # AgentV HEAD's later names
     fields |= {f"eval-yaml: tests[].assert[].{k}" for k in agentv_head.HEAD_ASSERTION_KEYS}
+    fields |= {f"eval-yaml: tests[].{k}" for k in agentv_head.HEAD_TEST_KEYS}
     # a rubric criterion's fields (AgentV's rubric items: HEAD added `operator`)
     fields |= {f"assert: rubrics.criteria[].{k}" for k in RubricItem.model_fields}
     for variant in defs["assertion"]["oneOf"]:

@@ -32,6 +32,8 @@ maps them, so that every one has an effect:
   (setup, teardown, per-test warnings).
 * ``name`` without ``description``: the suite's name (AgentV's ``metadata.ts`` makes the
   description optional; ``eval_yaml`` stores a warning for it, in either vocabulary).
+* ``tests[].vars``: per-test data for ``{{ name }}`` placeholders in the test's criteria,
+  input, expected output, assertions and turns, and in the suite-level ``input`` (``agentv_vars``).
 * ``tests: ./cases/`` (a folder): AgentV's ``loadCasesFromDirectory``: each immediate
   subfolder holding a ``case.yaml`` (or ``case.yml``) is one test, in name order,
   its ``id`` the folder's name unless the case sets one; a subfolder without a case
@@ -47,6 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_vars import apply_test_vars
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.paths import PathPolicy
@@ -57,6 +60,7 @@ GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grade
 ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
 HEAD_SUITE_KEYS = ("governance", "experiment")
+HEAD_TEST_KEYS = ("vars",)  # applied (and removed) by agentv_vars before the eval.yaml loader reads the test
 EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger", "llm-grader.max_steps",
                        "llm-grader.target")
@@ -192,9 +196,10 @@ def _case_folder(doc: Document, policy: PathPolicy) -> tuple[Document, list[str]
 def load_eval_yaml_head(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     """An eval.yaml suite, in v2's names or AgentV HEAD's later ones."""
     doc, folder_warnings = _case_folder(doc, policy)
+    doc, vars_warnings = apply_test_vars(doc)
     mapped, governance = head_vocabulary(doc)
     suite, warnings = load_eval_yaml(mapped, policy)
-    warnings = folder_warnings + warnings
+    warnings = folder_warnings + vars_warnings + warnings
     if governance is not None:
         apply_governance(suite, governance)
     return suite, warnings

@@ -1,0 +1,76 @@
+"""AgentV HEAD fields of issue 18's last round, run end to end: ``eval-pipelines run`` on a small
+project against the fake OpenAI server, the effect read back from DuckDB and the requests sent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from eval_pipelines.cli import EXIT_OK, main
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.field_projects import Models, make_skill, sql
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("EVAL_PIPELINES_SKILLS_DIR", "EVAL_PIPELINES_DB", "EVAL_PIPELINES_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def models(monkeypatch: pytest.MonkeyPatch) -> Iterator[Models]:
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-agentv-head")
+        yield Models(server)
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, skill: Path) -> tuple[int, str, Path]:
+    db = root / "results.duckdb"
+    capsys.readouterr()
+    code = main(["--root", str(root), "run", str(skill), "--db", str(db)])
+    out, err = capsys.readouterr()
+    return code, out + err, db
+
+
+VARS_SUITE = """\
+description: Demonstrates tests[].vars templating in eval fields
+input:
+  - role: system
+    content: "You are a concise assistant answering {{category}} questions."
+tests:
+  - id: capital-france
+    vars:
+      category: geography
+      question: What is the capital of France?
+      expected:
+        answer: Paris
+    criteria: "Answers {{question}} correctly"
+    input: "Question: {{question}}"
+    expected_output: "{{expected.answer}}"
+    assert:
+      - type: contains
+        value: "{{expected.answer}}"
+"""
+
+
+def test_test_vars_shape_the_stored_case_and_the_request(capsys, models: Models, tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, {"eval.yaml": VARS_SUITE})
+    models.replies["Question: What is the capital of France?"] = "Paris."
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    ((criteria, expected, messages, assertions),) = sql(
+        db, "SELECT criteria, expected, messages, assertions FROM test_cases")
+    assert criteria == "Answers What is the capital of France? correctly"
+    assert json.loads(expected) == "Paris"
+    assert [(m["role"], m["content"]) for m in json.loads(messages)] == [
+        ("system", "You are a concise assistant answering geography questions."),
+        ("user", "Question: What is the capital of France?")]
+    assert json.loads(assertions)[0]["config"]["value"] == "Paris"
+    (request,) = models.chat_requests()
+    assert request["messages"][-1]["content"] == "Question: What is the capital of France?"
+    assert any("geography" in m["content"] for m in request["messages"])
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]
