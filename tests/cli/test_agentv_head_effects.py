@@ -74,3 +74,30 @@ def test_test_vars_shape_the_stored_case_and_the_request(capsys, models: Models,
     assert request["messages"][-1]["content"] == "Question: What is the capital of France?"
     assert any("geography" in m["content"] for m in request["messages"])
     assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]
+
+
+PREPROCESSED = """\
+description: Convert file outputs to grader-readable text before llm grading
+preprocessors:
+  - type: xlsx
+    command: ["bun", "run", "scripts/xlsx-to-csv.ts"]
+tests:
+  - id: spreadsheet-output
+    input: Generate the spreadsheet report
+    assert:
+      - type: contains
+        value: revenue
+"""
+
+
+def test_preprocessors_are_a_stored_warning_and_the_text_answer_is_graded_as_is(capsys, models: Models,
+                                                                                  tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, {"eval.yaml": PREPROCESSED, "scripts/xlsx-to-csv.ts": "// converts\n"})
+    models.replies["Generate the spreadsheet report"] = "month,revenue\nJan,10"
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    (warnings,) = sql(db, "SELECT warnings FROM suites")[0]
+    assert any("preprocessors (xlsx): accepted, never run" in w for w in json.loads(warnings))
+    ((output,),) = sql(db, "SELECT output FROM model_outputs")
+    assert output == "month,revenue\nJan,10"
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]

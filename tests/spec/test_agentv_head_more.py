@@ -139,3 +139,47 @@ def test_vars_template_cannot_reach_python_objects(tmp_path: Path) -> None:
     first = _refusal(_write(tmp_path, "tests: [{id: a, vars: {x: 1}, input: \"{{ x.__class__.__mro__ }}\", "
                                       "criteria: c}]\n"))
     assert "template does not render" in first
+
+
+# ---- preprocessors (AgentV evaluator-parser.ts parsePreprocessors, content-preprocessor.ts) --------
+
+PREPROCESSED = """\
+description: Convert file outputs to grader-readable text before llm grading
+preprocessors:
+  - type: xlsx
+    command: ["bun", "run", "../scripts/preprocessors/xlsx-to-csv.ts"]
+tests:
+  - id: spreadsheet-output
+    input: Generate the spreadsheet report
+    criteria: The extracted spreadsheet content includes the revenue rows
+"""
+
+
+def test_preprocessors_need_their_command_file_as_in_agentv(tmp_path: Path) -> None:
+    # parsePreprocessors: "preprocessor command file not found" when the command's last item is absent.
+    first = _refusal(_write(tmp_path / "evals", PREPROCESSED))
+    assert "preprocessors[0].command: preprocessor command file not found: ../scripts/preprocessors/xlsx-to-csv.ts" \
+        in first and "\n" not in first
+
+
+def test_preprocessors_are_checked_then_stored_as_a_warning_that_they_never_run(tmp_path: Path) -> None:
+    script = tmp_path / "scripts" / "preprocessors" / "xlsx-to-csv.ts"
+    script.parent.mkdir(parents=True)
+    script.write_text("// converts\n", encoding="utf-8")
+    suite, warnings = load_suite(_write(tmp_path / "evals", PREPROCESSED))
+    # a text answer passes through unchanged in AgentV (extractTextWithPreprocessors): the test is as written
+    (case,) = suite.tests
+    assert case.input[0].content == "Generate the spreadsheet report"
+    assert [a.type for a in case.assertions] == ["llm_judge"]
+    assert any("preprocessors (xlsx): accepted, never run" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("preprocessors: {type: xlsx}", "preprocessors: preprocessors must be a list"),
+    ("preprocessors: [{command: [bun, x.ts]}]", "preprocessors[0].type: preprocessor.type is required"),
+    ("preprocessors: [{type: pdf, command: []}]", "preprocessors[0].command: preprocessor 'pdf' requires command"),
+    ("preprocessors: [{type: pdf, command: [x.ts], shell: true}]", "preprocessors[0].shell: unknown field"),
+])
+def test_malformed_preprocessors_are_refused_in_one_line(tmp_path: Path, written: str, message: str) -> None:
+    first = _refusal(_write(tmp_path, f"{written}\ntests: [{{id: a, input: hi, criteria: c}}]\n"))
+    assert message in first and "\n" not in first
