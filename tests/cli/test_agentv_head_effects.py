@@ -101,3 +101,44 @@ def test_preprocessors_are_a_stored_warning_and_the_text_answer_is_graded_as_is(
     ((output,),) = sql(db, "SELECT output FROM model_outputs")
     assert output == "month,revenue\nJan,10"
     assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]
+
+
+CONVERSATION = """\
+description: Live multi-turn conversation evaluation with per-turn grading
+tests:
+  - id: stop-on-failure
+    mode: conversation
+    criteria: Agent follows instructions precisely
+    input:
+      - role: system
+        content: You are a helpful assistant. Be precise and accurate.
+    turns:
+      - input: What is 2 + 2?
+        assert:
+          - type: contains
+            value: "4"
+      - input: Multiply that by 3.
+        assert:
+          - type: contains
+            value: "12"
+"""
+
+
+def test_conversation_turns_are_sent_one_after_another_with_the_earlier_answers(capsys, models: Models,
+                                                                                 tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, {"eval.yaml": CONVERSATION})
+    models.replies["What is 2 + 2?"] = "4"
+    models.replies["Multiply that by 3."] = "12"
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    first, second = models.chat_requests()
+    assert [m["content"] for m in first["messages"] if m["role"] != "system"][-1] == "What is 2 + 2?"
+    # the second call carries the first turn and the answer the model gave it
+    assert [(m["role"], m["content"]) for m in second["messages"] if m["role"] != "system"][-3:] == [
+        ("user", "What is 2 + 2?"), ("assistant", "4"), ("user", "Multiply that by 3.")]
+    assert sql(db, "SELECT test_id, output FROM model_outputs ORDER BY test_id") == [
+        ("stop-on-failure.turn-1", "4"), ("stop-on-failure.turn-2", "12")]
+    assert sql(db, "SELECT test_id, passed FROM grades ORDER BY test_id") == [
+        ("stop-on-failure.turn-1", True), ("stop-on-failure.turn-2", True)]
+    metadata = [json.loads(m) for (m,) in sql(db, "SELECT metadata FROM test_cases ORDER BY test_id")]
+    assert [m["conversation"]["turn"] for m in metadata] == [1, 2]

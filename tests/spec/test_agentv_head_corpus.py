@@ -40,7 +40,6 @@ REFUSED = {
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
     "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
-    "features/multi-turn-conversation-live/evals/dataset.eval.yaml": "tests[0].mode: unknown field 'mode'",
     # a custom assertion type AgentV runs from .agentv/assertions/word-count.ts (TypeScript code, not
     # copied); without the file the name is our word_count grader's, which needs a `value`
     "features/sdk-custom-assertion/evals/dataset.eval.yaml": "not a built-in type but a custom assertion",
@@ -133,9 +132,14 @@ def test_no_input_text_is_lost(suite: Path) -> None:
     by_id = {t.id: t for t in loaded.tests}
     checked = 0
     for test in _raw_tests(suite):
-        case = by_id[str(test["id"])]
+        written = _written(test)
+        if test.get("mode") == "conversation":  # one case per turn: the last one holds every turn's input
+            case = by_id[f"{test['id']}.turn-{len(test['turns'])}"]
+            written = written + [{"role": "user", "content": turn["input"]} for turn in test["turns"]]
+        else:
+            case = by_id[str(test["id"])]
         stored = iter(case.input)
-        for message in _written(test):
+        for message in written:
             role = message.get("role", "user")
             target = next(m for m in stored if m.role == role)  # in order; a message of that role
             for text in _texts(message["content"], suite.parent):

@@ -183,3 +183,60 @@ def test_preprocessors_are_checked_then_stored_as_a_warning_that_they_never_run(
 def test_malformed_preprocessors_are_refused_in_one_line(tmp_path: Path, written: str, message: str) -> None:
     first = _refusal(_write(tmp_path, f"{written}\ntests: [{{id: a, input: hi, criteria: c}}]\n"))
     assert message in first and "\n" not in first
+
+
+# ---- mode: conversation (AgentV examples/features/multi-turn-conversation-live, conversation-mode.test.ts) ----
+
+def test_conversation_turns_become_cases_that_follow_each_other() -> None:
+    suite, warnings = load_suite(CORPUS / "features" / "multi-turn-conversation-live" / "evals" / "dataset.eval.yaml")
+    by_id = {t.id: t for t in suite.tests}
+    # 5 tests: 3 + 2 + 2 + 2 + 2 turns in the example
+    assert len(suite.tests) == 11
+    first, second, third = (by_id[f"context-retention.turn-{k}"] for k in (1, 2, 3))
+    assert (first.after, second.after) == ([], ["context-retention.turn-1"])
+    assert third.after == ["context-retention.turn-1", "context-retention.turn-2"]
+    # each turn: the system prompt, the earlier turns with their answers, then its own input
+    assert [m.role for m in third.input] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert third.input[1].content == "What is 15% of 200?" and third.input[3].content == "Now double that result."
+    assert third.input[5].content == "What were the original numbers I asked about?"
+    assert "context-retention.turn-2" in third.input[4].content  # the mark the engine fills with the answer
+    assert [a.config["rubric"] for a in second.assertions] == [
+        "References the previous answer of 30", "Correctly calculates double as 60"]
+    assert second.criteria == "Agent maintains context and provides relevant responses across turns"
+    assert second.metadata["conversation"] == {"test": "context-retention", "turn": 2, "turns": 3}
+    # a structured per-turn assertion keeps its type; test-level assertions go with the last turn
+    assert [a.type for a in by_id["mixed-assertions.turn-2"].assertions] == ["llm_judge", "contains"]
+    last = by_id["conversation-coherence.turn-2"]
+    assert [a.name for a in last.assertions][-2:] == ["conversation", "conversation"]
+    assert last.assertions[-1].config["rubric"] == "Agent does not contradict its own prior recommendations"
+    assert any("aggregation 'min' is not applied" in w for w in warnings)
+    assert any("on_turn_failure 'stop' is not applied" in w for w in warnings)
+
+
+def test_conversation_window_size_keeps_the_system_prompt_and_the_last_turns(tmp_path: Path) -> None:
+    # conversation-mode.test.ts: window_size 1 -> system + the last user/assistant pair on the third call
+    suite, _ = load_suite(_write(tmp_path, """\
+tests:
+  - id: conv-window
+    mode: conversation
+    window_size: 1
+    criteria: Anything
+    input: [{role: system, content: System prompt}]
+    turns: [{input: T1}, {input: T2}, {input: T3}]
+"""))
+    third = suite.tests[2]
+    assert [(m.role, m.content) for m in third.input][:2] == [("system", "System prompt"), ("user", "T2")]
+    assert [m.role for m in third.input] == ["system", "user", "assistant", "user"]
+    assert third.input[-1].content == "T3"
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("mode: batch\n    turns: [{input: a}]", "tests[0].mode: test mode 'batch' is not supported"),
+    ("mode: conversation\n    turns: []", "tests[0].turns: a conversation needs turns"),
+    ("mode: conversation\n    turns: [{say: a}]", "tests[0].turns[0]: each turn needs an input"),
+    ("mode: conversation\n    aggregation: median\n    turns: [{input: a}]", "invalid aggregation 'median'"),
+    ("mode: conversation\n    window_size: 0\n    turns: [{input: a}]", "invalid window_size 0"),
+])
+def test_malformed_conversations_are_refused_in_one_line(tmp_path: Path, written: str, message: str) -> None:
+    first = _refusal(_write(tmp_path, f"tests:\n  - id: c\n    criteria: x\n    {written}\n"))
+    assert message in first and "\n" not in first
