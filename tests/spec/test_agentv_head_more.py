@@ -240,3 +240,24 @@ tests:
 def test_malformed_conversations_are_refused_in_one_line(tmp_path: Path, written: str, message: str) -> None:
     first = _refusal(_write(tmp_path, f"tests:\n  - id: c\n    criteria: x\n    {written}\n"))
     assert message in first and "\n" not in first
+
+
+# ---- workspace.scope / workspace.docker (AgentV examples/features/docker-workspace, yaml-parser.ts) ------
+
+def test_workspace_scope_suite_is_the_one_workspace_of_the_run(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "README.md").write_text("fixture\n", encoding="utf-8")
+    suite, _ = load_suite(_write(tmp_path, """\
+workspace: {template: ./repo, scope: suite}
+tests: [{id: a, input: hi, criteria: c}]
+"""))
+    assert suite.workspace is not None and suite.workspace.template.endswith("repo")
+
+
+def test_workspace_scope_per_test_and_docker_are_refused_in_one_line(tmp_path: Path) -> None:
+    first = _refusal(_write(tmp_path, "workspace: {template: ., scope: test}\ntests: [{id: a, input: hi, criteria: c}]\n"))
+    assert "workspace.scope: workspace scope 'test' is not supported" in first and "\n" not in first
+    # the example: script graders run inside a python:3.11-slim container in AgentV
+    first = _refusal(CORPUS / "features" / "docker-workspace" / "evals" / "docker-example.EVAL.yaml")
+    assert "workspace.docker: Docker workspaces are not supported" in first and "python:3.11-slim" in first
+    assert "\n" not in first
