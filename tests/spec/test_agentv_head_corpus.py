@@ -40,7 +40,7 @@ REFUSED = {
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
-    "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
+    "contract/evals/repo-materialization.eval.yaml": "environment.setup: a setup command is not supported",
     # a custom assertion type AgentV runs from .agentv/assertions/word-count.ts (TypeScript code, not
     # copied); without the file the name is our word_count grader's, which needs a `value`
     "features/sdk-custom-assertion/evals/dataset.eval.yaml": "not a built-in type but a custom assertion",

@@ -261,3 +261,22 @@ def test_workspace_scope_per_test_and_docker_are_refused_in_one_line(tmp_path: P
     first = _refusal(CORPUS / "features" / "docker-workspace" / "evals" / "docker-example.EVAL.yaml")
     assert "workspace.docker: Docker workspaces are not supported" in first and "python:3.11-slim" in first
     assert "\n" not in first
+
+
+# ---- environment.setup (AgentV loaders/environment-recipe.ts, environment/host.ts) ------------------
+
+def test_environment_setup_is_refused_in_one_line_saying_what_agentv_does() -> None:
+    first = _refusal(CORPUS / "contract" / "evals" / "repo-materialization.eval.yaml")
+    assert first.startswith(str(CORPUS / "contract" / "evals" / "repo-materialization.eval.yaml") + ":7: ")
+    assert "environment.setup: a setup command is not supported" in first and "prepare the workdir" in first
+    assert "\n" not in first
+
+
+def test_environment_without_setup_is_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "fixture").mkdir()
+    suite, _ = load_suite(_write(tmp_path, """\
+environment: {type: host, workdir: ./fixture}
+prompts: ["{{ input }}"]
+tests: [{id: a, vars: {input: hi}, assert: [{type: contains, value: hi}]}]
+""", "suite.yaml"))
+    assert suite.workspace is not None and suite.workspace.template == "./fixture"

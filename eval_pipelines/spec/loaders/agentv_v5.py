@@ -17,7 +17,8 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   ``trajectory:tool-sequence``, ``trajectory:tool-args-match`` and
   ``skill-used`` check the tool calls (``tool_trajectory``).
 * ``environment``: ``type: host`` with ``workdir`` copies that folder as the
-  run's workspace; other environment types are refused. ``workspace: {template,
+  run's workspace; other environment types are refused, and so is ``setup`` (AgentV runs
+  it in the eval file's folder to prepare the workdir in place, network allowed). ``workspace: {template,
   scope: suite}`` does the same (other scopes are refused).
 * ``extensions``: refused (hooks that run code in AgentV's process).
 * ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
@@ -72,7 +73,15 @@ def _environment(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace 
         errors.append(SpecError(str(doc.file), path, "invalid environment", doc.line_of(path), "a mapping"))
         return None
     for key in raw:
-        if key not in ENVIRONMENT_KEYS:
+        if key == "setup":
+            # AgentV (environment/host.ts prepareHostEnvironment): argv run before the suite in the eval
+            # file's folder, preparing `workdir` in place; our workspace is a fresh, sandboxed copy.
+            errors.append(SpecError(str(doc.file), path + (key,), "a setup command is not supported: AgentV runs "
+                                    "this command in the eval file's folder to prepare the workdir in place "
+                                    "(AGENTV_ENVIRONMENT_WORKDIR set, JSON on stdin); here the run's workspace is a "
+                                    "fresh copy of the workdir and steps run in the sandbox, without network",
+                                    doc.line_of(path + (key,)), "type: host and workdir, the folder prepared beforehand"))
+        elif key not in ENVIRONMENT_KEYS:
             errors.append(SpecError(str(doc.file), path + (key,), f"environment field {key!r} is not supported",
                                     doc.line_of(path + (key,)), "type: host and workdir"))
     kind = raw.get("type", "host")
