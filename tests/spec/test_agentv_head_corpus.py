@@ -34,12 +34,13 @@ REFUSED = {
     # AgentV too refuses a preprocessor whose command file is absent (the script is code, not copied)
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessor command file not found",
     # features we do not run
-    "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
-    "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
+    # lifecycle hooks AgentV imports and runs in its own process; agent-rules stages skills for agent targets
+    "showcase/cross-repo-sync/evals/suite.yaml": "extension hook file://../scripts/setup.ts:beforeEach is not supported",
+    "features/tool-calls-template/evals/suite.yaml": "the built-in extension agentv:agent-rules is not supported",
     # script graders inside a Docker container: no container is started here
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
-    "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
-    "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
+    "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hook file://",
+    "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hook file://",
     "contract/evals/repo-materialization.eval.yaml": "environment.setup: a setup command is not supported",
     # a custom assertion type AgentV runs from .agentv/assertions/word-count.ts (TypeScript code, not
     # copied); without the file the name is our word_count grader's, which needs a `value`

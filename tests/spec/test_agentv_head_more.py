@@ -280,3 +280,21 @@ prompts: ["{{ input }}"]
 tests: [{id: a, vars: {input: hi}, assert: [{type: contains, value: hi}]}]
 """, "suite.yaml"))
     assert suite.workspace is not None and suite.workspace.template == "./fixture"
+
+
+# ---- extensions (AgentV extensions/runner.ts) -------------------------------------------------------
+
+def test_extensions_are_refused_each_saying_what_it_is(tmp_path: Path) -> None:
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(_write(tmp_path, """\
+extensions:
+  - file://../scripts/setup.ts:beforeEach
+  - agentv:agent-rules
+prompts: ["{{ input }}"]
+tests: [{id: a, vars: {input: hi}, assert: [{type: contains, value: hi}]}]
+""", "suite.yaml"))
+    hook, rules = (str(e) for e in caught.value.errors[:2])
+    assert "extensions[0]: extension hook file://../scripts/setup.ts:beforeEach is not supported" in hook
+    assert "lifecycle hook" in hook and "into its own process" in hook
+    assert "extensions[1]: the built-in extension agentv:agent-rules is not supported" in rules
+    assert "skills" in rules and "\n" not in hook + rules
