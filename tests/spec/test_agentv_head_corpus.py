@@ -31,20 +31,19 @@ REFUSED = {
     "features/basic-jsonl/evals/suite.yaml": "file not found: ../basic/evals/javascript.instructions.md",
     "showcase/cw-incident-triage/evals/suite.yaml": "file not found: ../skills/cw-criticality-rating.md",
     "showcase/export-screening/evals/suite.yaml": "file not found: ../skills/export-risk-assessment.md",
-    # AgentV too refuses a preprocessor whose command file is absent (the script is code, not copied)
+    # code files of the example, not copied: AgentV too refuses a preprocessor whose command file is
+    # absent; `word-count` is a custom assertion AgentV runs from .agentv/assertions/word-count.ts
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessor command file not found",
-    # features we do not run
-    # lifecycle hooks AgentV imports and runs in its own process; agent-rules stages skills for agent targets
+    "features/sdk-custom-assertion/evals/dataset.eval.yaml": "custom assertion: file not found",
+    # features we do not run: lifecycle hooks AgentV imports and runs in its own process, agent-rules
+    # (skills staged for agent targets), script graders in a Docker container, a setup command that
+    # prepares the workdir in place (with network)
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hook file://../scripts/setup.ts:beforeEach is not supported",
-    "features/tool-calls-template/evals/suite.yaml": "the built-in extension agentv:agent-rules is not supported",
-    # script graders inside a Docker container: no container is started here
-    "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hook file://",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hook file://",
+    "features/tool-calls-template/evals/suite.yaml": "the built-in extension agentv:agent-rules is not supported",
+    "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
     "contract/evals/repo-materialization.eval.yaml": "environment.setup: a setup command is not supported",
-    # a custom assertion type AgentV runs from .agentv/assertions/word-count.ts (TypeScript code, not
-    # copied); without the file the name is our word_count grader's, which needs a `value`
-    "features/sdk-custom-assertion/evals/dataset.eval.yaml": "not a built-in type but a custom assertion",
 }
 
 

@@ -44,7 +44,7 @@ def test_custom_assertion_without_its_file_says_what_agentv_would_run(tmp_path: 
     # file's folder and its parents. Without the file the refusal says so, in one line.
     first = _refusal(_write(tmp_path / "evals", CUSTOM))
     assert "tests[0].assert[1]" in first and "\n" not in first
-    assert "custom assertion" in first and ".agentv/assertions/word-count.ts" in first
+    assert "custom assertion: file not found: .agentv/assertions/word-count.ts" in first
 
 
 def test_custom_assertion_with_its_file_in_a_parent_folder_runs_it(tmp_path: Path) -> None:

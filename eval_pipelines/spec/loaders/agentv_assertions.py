@@ -68,9 +68,8 @@ def custom_assertion_hint(raw: Any) -> str | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str) or raw["type"] in AGENTV_BUILTINS:
         return None
     name = raw["type"]
-    return (f"; in AgentV {name!r} is not a built-in type but a custom assertion, run from "
-            f".agentv/assertions/{name}.ts (or .js, .mts, .mjs) in the eval file's folder or a parent "
-            "folder, and there is none")
+    return (f"; in AgentV {name!r} is not a built-in type but a custom assertion: file not found: "
+            f".agentv/assertions/{name}.ts (or .js, .mts, .mjs), looked for in the eval file's folder and its parents")
 
 
 def find_custom_assertion(type_name: str, eval_file: Path, policy: PathPolicy) -> Path | None:
