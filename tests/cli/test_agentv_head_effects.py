@@ -142,3 +142,37 @@ def test_conversation_turns_are_sent_one_after_another_with_the_earlier_answers(
         ("stop-on-failure.turn-1", True), ("stop-on-failure.turn-2", True)]
     metadata = [json.loads(m) for (m,) in sql(db, "SELECT metadata FROM test_cases ORDER BY test_id")]
     assert [m["conversation"]["turn"] for m in metadata] == [1, 2]
+
+
+AGENT_RULES = """\
+name: tool-calls-template
+description: Rubric assertions with {{ tool_calls }} for skill verification
+extensions:
+  - agentv:agent-rules
+environment:
+  type: host
+  workdir: ./workspace/
+prompts:
+  - "{{ input }}"
+tests:
+  - id: deploy-skill-use
+    assert:
+      - type: contains
+        value: trident
+    vars:
+      input: How do I deploy payments-api to production?
+"""
+
+
+def test_agent_rules_paths_are_stored_with_the_case_and_the_workspace_is_the_workdir(capsys, models: Models,
+                                                                                     tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, {"eval.yaml": AGENT_RULES,
+                                  "workspace/.agents/skills/acme-deploy/SKILL.md": "# Acme deploy\n"})
+    models.replies["How do I deploy payments-api to production?"] = "Run trident promote."
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    ((metadata,),) = sql(db, "SELECT metadata FROM test_cases")
+    assert json.loads(metadata)["agent_rules_paths"] == {"skills": [".agents/skills"]}
+    (warnings,) = sql(db, "SELECT warnings FROM suites")[0]
+    assert any("agentv:agent-rules" in w and "not handed them" in w for w in json.loads(warnings))
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]

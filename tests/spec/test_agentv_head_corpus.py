@@ -35,13 +35,11 @@ REFUSED = {
     # absent; `word-count` is a custom assertion AgentV runs from .agentv/assertions/word-count.ts
     "features/preprocessors/evals/dataset.eval.yaml": "preprocessor command file not found",
     "features/sdk-custom-assertion/evals/dataset.eval.yaml": "custom assertion: file not found",
-    # features we do not run: lifecycle hooks AgentV imports and runs in its own process, agent-rules
-    # (skills staged for agent targets), script graders in a Docker container, a setup command that
-    # prepares the workdir in place (with network)
+    # features we do not run: lifecycle hooks AgentV imports and runs in its own process, script
+    # graders in a Docker container, a setup command that prepares the workdir in place (with network)
     "showcase/cross-repo-sync/evals/suite.yaml": "extension hook file://../scripts/setup.ts:beforeEach is not supported",
     "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hook file://",
     "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hook file://",
-    "features/tool-calls-template/evals/suite.yaml": "the built-in extension agentv:agent-rules is not supported",
     "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
     "contract/evals/repo-materialization.eval.yaml": "environment.setup: a setup command is not supported",
 }

@@ -284,17 +284,41 @@ tests: [{id: a, vars: {input: hi}, assert: [{type: contains, value: hi}]}]
 
 # ---- extensions (AgentV extensions/runner.ts) -------------------------------------------------------
 
-def test_extensions_are_refused_each_saying_what_it_is(tmp_path: Path) -> None:
+def test_extension_hooks_and_configured_agent_rules_are_refused_each_saying_what_it_is(tmp_path: Path) -> None:
     with pytest.raises(SpecErrors) as caught:
         load_suite(_write(tmp_path, """\
 extensions:
   - file://../scripts/setup.ts:beforeEach
-  - agentv:agent-rules
+  - id: agentv:agent-rules
+    skills: rules/skills
 prompts: ["{{ input }}"]
 tests: [{id: a, vars: {input: hi}, assert: [{type: contains, value: hi}]}]
 """, "suite.yaml"))
     hook, rules = (str(e) for e in caught.value.errors[:2])
     assert "extensions[0]: extension hook file://../scripts/setup.ts:beforeEach is not supported" in hook
     assert "lifecycle hook" in hook and "into its own process" in hook
-    assert "extensions[1]: the built-in extension agentv:agent-rules is not supported" in rules
-    assert "skills" in rules and "\n" not in hook + rules
+    assert "extensions[1].skills: agentv:agent-rules `skills` paths are not supported" in rules
+    assert "\n" not in hook + rules
+
+
+def test_agent_rules_stores_what_the_workspace_holds_with_every_case(tmp_path: Path) -> None:
+    # runner.ts runAgentRulesExtension: without configured paths it looks in the workspace for
+    # .claude/skills, .agents/skills, ... and AGENTS.md, CLAUDE.md, rules; results carry agent_rules_paths.
+    (tmp_path / "workspace" / ".agents" / "skills" / "acme-deploy").mkdir(parents=True)
+    (tmp_path / "workspace" / "AGENTS.md").write_text("# rules\n", encoding="utf-8")
+    suite, warnings = load_suite(_write(tmp_path / "evals", """\
+extensions: [agentv:agent-rules]
+environment: {type: host, workdir: ../workspace/}
+prompts: ["{{ input }}"]
+tests:
+  - {id: a, vars: {input: "deploy?"}, assert: [The agent invoked the acme-deploy skill]}
+  - {id: b, vars: {input: "rollback?"}, assert: [The agent invoked the acme-deploy skill]}
+""", "suite.yaml"))
+    assert [c.metadata["agent_rules_paths"] for c in suite.tests] == [
+        {"skills": [".agents/skills"], "rules": ["AGENTS.md"]}] * 2
+    assert any("agentv:agent-rules" in w and "not handed them" in w for w in warnings)
+
+
+def test_the_tool_calls_template_example_loads_with_its_skill_found() -> None:
+    suite, warnings = load_suite(CORPUS / "features" / "tool-calls-template" / "evals" / "suite.yaml")
+    assert {str(c.metadata["agent_rules_paths"]) for c in suite.tests} == {"{'skills': ['.agents/skills']}"}

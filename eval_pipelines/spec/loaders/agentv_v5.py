@@ -20,9 +20,10 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   run's workspace; other environment types are refused, and so is ``setup`` (AgentV runs
   it in the eval file's folder to prepare the workdir in place, network allowed). ``workspace: {template,
   scope: suite}`` does the same (other scopes are refused).
-* ``extensions``: refused, each entry saying what it is: a ``file://module:hook`` entry is a
-  lifecycle hook AgentV imports and calls in its own process; ``agentv:agent-rules`` stages
-  skills and rules for agent targets to load.
+* ``extensions`` (``agentv_extensions``): a ``file://module:hook`` entry (a lifecycle hook AgentV
+  imports and calls in its own process) is refused, saying so; ``agentv:agent-rules`` stores the
+  skills and rules the workspace holds as each case's ``metadata.agent_rules_paths``, with a
+  warning that the targets here are not handed them.
 * ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
 * ``defaults``: not a field of AgentV's eval schema (its zod object drops unknown keys, so
@@ -36,11 +37,12 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_extensions import apply_agent_rules, read_extensions
 from eval_pipelines.spec.loaders.agentv_head import apply_governance
+from eval_pipelines.spec.loaders.agentv_workspace import resolve_template
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.models import Suite, Workspace
 from eval_pipelines.spec.paths import PathPolicy
@@ -113,32 +115,13 @@ def _workspace(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace | 
     return Workspace(template=raw["template"])
 
 
-def _extension_errors(doc: Document, raw: Any) -> list[SpecError]:
-    """One refusal per entry of ``extensions``, saying what AgentV does with it (extensions/runner.ts)."""
-    entries = raw if isinstance(raw, list) and raw else [raw]
-    errors = []
-    for i, entry in enumerate(entries):
-        path = ("extensions", i) if isinstance(raw, list) else ("extensions",)
-        if entry == "agentv:agent-rules" or (isinstance(entry, dict) and entry.get("id") == "agentv:agent-rules"):
-            message = ("the built-in extension agentv:agent-rules is not supported: AgentV stages the suite's skills, "
-                       "hooks, agents and rules (.claude/skills, .agents/skills, AGENTS.md, ...) into the workspace "
-                       "for agent targets (Claude Code, Codex, ...) to load; the targets here are models called "
-                       "over an API, which load none")
-        else:
-            written = entry if isinstance(entry, str) else json.dumps(entry, ensure_ascii=False)
-            message = (f"extension hook {written} is not supported: AgentV imports that module into its own process "
-                       "and calls the named lifecycle hook (beforeAll, beforeEach, afterEach, afterAll) with the "
-                       "run's context (workspace path, test id, provider context) to change the workspace or what "
-                       "the target gets; suite code never runs in-process here")
-        errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), "a suite without extensions"))
-    return errors
-
-
 def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     raw = doc.data if isinstance(doc.data, dict) else {}
     errors: list[SpecError] = []
+    agent_rules = False
     if "extensions" in raw:
-        errors += _extension_errors(doc, raw["extensions"])
+        extension_errors, agent_rules = read_extensions(doc, raw["extensions"])
+        errors += extension_errors
     governance = raw.get("governance")
     if "governance" in raw and not isinstance(governance, dict):
         errors.append(SpecError(str(doc.file), ("governance",), "invalid governance", doc.line_of(("governance",)),
@@ -165,6 +148,13 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         warnings = [*warnings, f"{doc.file}: defaults: accepted without effect (not a field of AgentV's eval "
                     "schema, which drops it; a test uses its values only where the test holds them, "
                     "e.g. through a YAML anchor)"]
+    if agent_rules:
+        warnings = [*warnings, *apply_agent_rules(doc, suite, workspace.template if workspace else None)]
+    if workspace is not None and workspace.template:
+        # AgentV resolves the workdir/template against the eval file's folder; the run copies it from
+        # the package root (run/workspace.prepare), so it is stored relative to that root.
+        root = policy.allowed_roots[0] if policy.allowed_roots else None
+        workspace.template = resolve_template(workspace.template, doc.file.parent, root)
     suite.workspace = workspace
     if isinstance(governance, dict):
         apply_governance(suite, governance)

@@ -45,7 +45,8 @@ OUR_KEYS = set(Workspace.model_fields)
 AGENTV_KEYS = {"hooks", "reset", "mode", "scope", "docker"}
 
 
-def _template(value: Any, base: Path, package_root: Path | None) -> Any:
+def resolve_template(value: Any, base: Path, package_root: Path | None) -> Any:
+    """A relative template folder, written relative to `base`, as a path relative to the package root."""
     if not isinstance(value, str) or os.path.isabs(value):
         return value
     target = (base / value).resolve()
@@ -96,7 +97,7 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
     package_root = ctx.policy.allowed_roots[0] if ctx.policy.allowed_roots else None
     data = {k: v for k, v in raw.items() if k not in AGENTV_KEYS}
     if "template" in data:
-        data["template"] = _template(data["template"], base, package_root)
+        data["template"] = resolve_template(data["template"], base, package_root)
     hooks = raw.get("hooks") or {}
     if not isinstance(hooks, dict):
         ctx.error(source, path + ("hooks",), f"got {type(hooks).__name__}", "a mapping of hook name to step")
