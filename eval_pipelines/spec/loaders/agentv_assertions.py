@@ -67,6 +67,8 @@ def custom_assertion_hint(raw: Any) -> str | None:
     """What to add to the refusal of an assertion AgentV would run as a custom one (see the module doc)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str) or raw["type"] in AGENTV_BUILTINS:
         return None
+    if canonical_type(raw["type"]) is None:
+        return None  # a type no grader knows: its refusal suggests the nearest name (a typo, most likely)
     name = raw["type"]
     return (f"; in AgentV {name!r} is not a built-in type but a custom assertion: file not found: "
             f".agentv/assertions/{name}.ts (or .js, .mts, .mjs), looked for in the eval file's folder and its parents")
