@@ -127,7 +127,9 @@ def apply_test_vars(doc: Document) -> tuple[Document, list[str]]:
     if not any(isinstance(t, dict) and "vars" in t for t in tests):
         return doc, []
     suite_input = data.get("input")
+    # input_files joins the files to a string input (agentv_parts): with them the suite input stays shared
     inline_suite_input = ("input" in data and "input_files" not in data
+                          and not any(isinstance(t, dict) and "input_files" in t for t in tests)
                           and _has_template(json.dumps(suite_input, ensure_ascii=False)))
     errors: list[SpecError] = []
     warnings: list[str] = []
