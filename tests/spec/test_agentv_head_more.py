@@ -322,3 +322,16 @@ tests:
 def test_the_tool_calls_template_example_loads_with_its_skill_found() -> None:
     suite, warnings = load_suite(CORPUS / "features" / "tool-calls-template" / "evals" / "suite.yaml")
     assert {str(c.metadata["agent_rules_paths"]) for c in suite.tests} == {"{'skills': ['.agents/skills']}"}
+
+
+def test_vars_with_input_files_leave_the_suite_input_shared_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("note\n", encoding="utf-8")
+    suite, warnings = load_suite(_write(tmp_path, """\
+input: "Topic: {{topic}}"
+input_files: [notes.txt]
+tests:
+  - {id: a, vars: {topic: tides}, input: "Explain {{topic}}", criteria: clear}
+"""))
+    assert suite.tests[0].input[0].content == "Topic: {{topic}}"
+    assert "Explain tides" in suite.tests[0].input[-1].content
+    assert any("suite-level input is not rendered" in w for w in warnings)

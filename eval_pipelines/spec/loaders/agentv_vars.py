@@ -133,6 +133,9 @@ def apply_test_vars(doc: Document) -> tuple[Document, list[str]]:
                           and _has_template(json.dumps(suite_input, ensure_ascii=False)))
     errors: list[SpecError] = []
     warnings: list[str] = []
+    if not inline_suite_input and "input" in data and _has_template(json.dumps(suite_input, ensure_ascii=False)):
+        warnings.append(f"{doc.file}: input: the suite-level input is not rendered with the tests' vars "
+                        "(input_files is used, which joins files to a string input); its placeholders are sent as written")
     out_tests: list[Any] = []
     for index, test in enumerate(tests):
         path = ("tests", index)
