@@ -176,3 +176,27 @@ def test_agent_rules_paths_are_stored_with_the_case_and_the_workspace_is_the_wor
     (warnings,) = sql(db, "SELECT warnings FROM suites")[0]
     assert any("agentv:agent-rules" in w and "not handed them" in w for w in json.loads(warnings))
     assert sql(db, "SELECT assertion_type, passed FROM grades") == [("contains", True)]
+
+
+V5_CRITERIA = """\
+prompts:
+  - "{{ input }}"
+tests:
+  - id: templated
+    vars:
+      question: What is the capital of France?
+      input: "Question: {{ vars.question }}"
+    criteria: Answers {{question}} correctly
+"""
+
+
+def test_v5_criteria_are_stored_rendered_and_graded(capsys, models: Models, tmp_path: Path) -> None:
+    skill = make_skill(tmp_path, {"eval.yaml": V5_CRITERIA})
+    code, out, db = run(capsys, tmp_path, skill)
+    assert code == EXIT_OK, out
+    assert sql(db, "SELECT criteria FROM test_cases") == [("Answers What is the capital of France? correctly",)]
+    (request,) = models.chat_requests()
+    assert request["messages"][-1]["content"] == "Question: What is the capital of France?"
+    (judge,) = models.chat_requests(judge=True)
+    assert "Answers What is the capital of France? correctly" in json.dumps(judge)
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("llm_judge", True)]

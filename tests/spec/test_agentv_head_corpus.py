@@ -118,7 +118,9 @@ def _with_vars(text: str, variables: dict[str, Any]) -> str:
     test's `vars` (AgentV's test-vars-templating README), by a plain dotted lookup."""
     def one(match: re.Match[str]) -> str:
         value: Any = variables
-        for key in match.group(1).split("."):
+        if match.group(1).removeprefix("vars.").split(".")[0] not in variables:
+            return match.group(0)  # not a var (`{{ env.NAME }}`): sent as written
+        for key in match.group(1).removeprefix("vars.").split("."):
             value = value.get(key, "") if isinstance(value, dict) else ""
         return str(value)
 
@@ -142,7 +144,7 @@ def test_no_input_text_is_lost(suite: Path) -> None:
             role = message.get("role", "user")
             target = next(m for m in stored if m.role == role)  # in order; a message of that role
             for text in _texts(message["content"], suite.parent):
-                if "input" in test and isinstance(test.get("vars"), dict):  # tests+input shape: vars fill it
+                if isinstance(test.get("vars"), dict):  # vars fill the text they are written in (either shape)
                     text = _with_vars(text, test["vars"])
                 assert text.strip() in target.content, (case.id, text[:80])
                 checked += 1

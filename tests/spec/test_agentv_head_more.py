@@ -335,3 +335,62 @@ tests:
     assert suite.tests[0].input[0].content == "Topic: {{topic}}"
     assert "Explain tides" in suite.tests[0].input[-1].content
     assert any("suite-level input is not rendered" in w for w in warnings)
+
+
+# ---- v5 shape: tests[].criteria and {{ vars.name }} (AgentV yaml-parser loader tests) --------------
+
+def test_v5_criteria_expected_output_and_namespaced_vars_render_as_in_agentv(tmp_path: Path) -> None:
+    # AgentV: "applies per-test vars to suite and test input templates" and "renders assertion values
+    # and metrics with per-test vars" (value DENIED, name policy_decision)
+    suite, warnings = load_suite(_write(tmp_path, """\
+prompts:
+  - "{{ input }}"
+tests:
+  - id: templated
+    vars:
+      question: What is the capital of France?
+      expected_answer: Paris
+      input:
+        - role: user
+          content: "Answer clearly: {{question}}"
+        - role: assistant
+          content: Thinking about {{question}}
+    criteria: Answers {{question}} correctly
+    expected_output: "{{expected_answer}}"
+    metadata:
+      untouched: "{{question}}"
+  - id: assertions
+    vars: {expected: DENIED, metric_name: policy, input: Check access}
+    assert:
+      - type: contains
+        metric: "{{ vars.metric_name }}_decision"
+        value: "{{ vars.expected }}"
+""", "suite.yaml"))
+    templated, checked = suite.tests
+    assert templated.criteria == "Answers What is the capital of France? correctly"
+    assert [(m.role, m.content) for m in templated.input] == [
+        ("user", "Answer clearly: What is the capital of France?"),
+        ("assistant", "Thinking about What is the capital of France?")]
+    assert templated.expected_output == "Paris"
+    assert templated.metadata["untouched"] == "{{question}}"
+    assert [a.type for a in templated.assertions] == ["llm_judge"]  # graded on its criteria
+    assert "vars" not in templated.metadata["vars"]
+    (contains,) = checked.assertions
+    assert (contains.type, contains.config["value"], contains.name) == ("contains", "DENIED", "policy_decision")
+    assert warnings == []
+
+
+def test_v5_env_placeholders_are_left_as_written_with_a_warning(tmp_path: Path) -> None:
+    suite, warnings = load_suite(_write(tmp_path, """\
+prompts: ["{{ input }}"]
+tests:
+  - id: a
+    vars:
+      input:
+        - {role: system, content: "{{ env.CUSTOM_SYSTEM_PROMPT }}"}
+        - {role: user, content: "Hi {{ name }}"}
+      name: Ada
+    assert: [Greets Ada]
+""", "suite.yaml"))
+    assert [m.content for m in suite.tests[0].input] == ["{{ env.CUSTOM_SYSTEM_PROMPT }}", "Hi Ada"]
+    assert any("not rendered: env is not one of the test's vars" in w for w in warnings)

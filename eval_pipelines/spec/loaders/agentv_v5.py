@@ -26,6 +26,8 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   warning that the targets here are not handed them.
 * ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
+* ``tests[].criteria`` and ``{{ vars.name }}`` (``agentv_v5_tests``): the criteria rendered with
+  the test's vars; the vars also under ``vars`` in templates.
 * ``defaults``: not a field of AgentV's eval schema (its zod object drops unknown keys, so
   AgentV ignores it); its example (``autoresearch``) uses it to hold a YAML anchor that the
   tests repeat. Accepted with a stored warning saying it has no effect; its values reach a
@@ -42,6 +44,7 @@ from typing import Any
 from eval_pipelines.spec.errors import SpecError, SpecErrors
 from eval_pipelines.spec.loaders.agentv_extensions import apply_agent_rules, read_extensions
 from eval_pipelines.spec.loaders.agentv_head import apply_governance
+from eval_pipelines.spec.loaders.agentv_v5_tests import carry_criteria, finish_cases
 from eval_pipelines.spec.loaders.agentv_workspace import resolve_template
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.models import Suite, Workspace
@@ -139,7 +142,9 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     else:
         data.pop("target", None)
     try:
-        suite, warnings = load_promptfoo(Document(doc.file, data, doc.lines), policy, "agentv", NAMES)
+        suite, warnings = load_promptfoo(Document(doc.file, carry_criteria(data), doc.lines), policy, "agentv",
+                                         NAMES)
+        warnings = [*warnings, *finish_cases(doc, suite)]
     except SpecErrors as exc:
         raise SpecErrors(errors + exc.errors) from None
     if errors:

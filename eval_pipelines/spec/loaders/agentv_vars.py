@@ -29,6 +29,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import jinja2
+import jinja2.meta
 import jinja2.sandbox
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors, format_path
@@ -169,3 +170,20 @@ def apply_test_vars(doc: Document) -> tuple[Document, list[str]]:
     if inline_suite_input:
         out_data.pop("input")  # now part of each test's input, rendered for it
     return Document(doc.file, out_data, doc.lines), warnings
+
+
+def foreign_names(text: str, variables: dict[str, Any]) -> list[str]:
+    """The names a template uses that are neither the test's vars nor ``vars`` (``env``, say);
+    a template that does not parse has none (rendering it reports the error)."""
+    try:
+        used = jinja2.meta.find_undeclared_variables(_ENV.parse(text))
+    except jinja2.TemplateSyntaxError:
+        return []
+    return sorted(used - set(variables) - {"vars"})
+
+
+def render_with_vars(doc: Document, path: tuple[Any, ...], text: str, variables: dict[str, Any]
+                     ) -> tuple[str, list[str], list[SpecError]]:
+    """One text rendered with a test's vars: (text, names missing, errors)."""
+    renderer = _Renderer(doc, variables)
+    return renderer.text(text, path), renderer.missing, renderer.errors
