@@ -9,6 +9,7 @@ structured payload) reaches the loaded test's messages, role kept, in order.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +28,20 @@ REFUSED = {
     "features/code-grader-sdk/evals/suite.yaml": "file not found: python.instructions.md",
     "features/transpile/csv-analyzer.EVAL.yaml": "file not found: evals/files/sales.csv",
     "features/basic/evals/suite.yaml": "file not found: javascript.instructions.md",
-    "features/basic-jsonl/evals/suite.yaml": "tests: file not found: ./cases.jsonl",
+    "features/basic-jsonl/evals/suite.yaml": "file not found: ../basic/evals/javascript.instructions.md",
     "showcase/cw-incident-triage/evals/suite.yaml": "file not found: ../skills/cw-criticality-rating.md",
     "showcase/export-screening/evals/suite.yaml": "file not found: ../skills/export-risk-assessment.md",
-    # features we do not run
-    "showcase/cross-repo-sync/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
-    "features/tool-calls-template/evals/suite.yaml": "extension hooks (`extensions`) are not supported",
-    "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.scope: unknown field 'scope'",
-    "features/preprocessors/evals/dataset.eval.yaml": "preprocessors: unknown field 'preprocessors'",
-    # AgentV's substitution rule for tests[].vars in this shape is not in the stored source (only its example)
-    "features/test-vars-templating/evals/dataset.eval.yaml": "tests[0].vars: unknown field 'vars'",
-    "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hooks (`extensions`)",
-    "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hooks (`extensions`)",
-    "contract/evals/repo-materialization.eval.yaml": "environment field 'setup' is not supported",
-    "features/multi-turn-conversation-live/evals/dataset.eval.yaml": "tests[0].mode: unknown field 'mode'",
-    # a custom assertion type AgentV finds in .agentv/assertions/word-count.ts (TypeScript, not run here);
-    # the name is also our word_count grader's, which needs a `value`
-    "features/sdk-custom-assertion/evals/dataset.eval.yaml": "tests[0].assert[1].value: required field is missing",
+    # code files of the example, not copied: AgentV too refuses a preprocessor whose command file is
+    # absent; `word-count` is a custom assertion AgentV runs from .agentv/assertions/word-count.ts
+    "features/preprocessors/evals/dataset.eval.yaml": "preprocessor command file not found",
+    "features/sdk-custom-assertion/evals/dataset.eval.yaml": "custom assertion: file not found",
+    # features we do not run: lifecycle hooks AgentV imports and runs in its own process, script
+    # graders in a Docker container, a setup command that prepares the workdir in place (with network)
+    "showcase/cross-repo-sync/evals/suite.yaml": "extension hook file://../scripts/setup.ts:beforeEach is not supported",
+    "features/copilot-transcript-replay/evals/skill-trigger.EVAL.yaml": "extension hook file://",
+    "features/copilot-transcript-replay/evals/skill-use.EVAL.yaml": "extension hook file://",
+    "features/docker-workspace/evals/docker-example.EVAL.yaml": "workspace.docker: Docker workspaces are not supported",
+    "contract/evals/repo-materialization.eval.yaml": "environment.setup: a setup command is not supported",
 }
 
 
@@ -66,7 +64,8 @@ def test_example_loads_or_is_refused_for_its_reason(suite: Path) -> None:
         with pytest.raises(SpecErrors) as caught:
             load_suite(suite)
         first = str(caught.value.errors[0])
-        assert REFUSED[_rel(suite)] in first and "\n" not in first and suite.name in first
+        # the file named is the suite or one it reads beside it (basic-jsonl's cases.jsonl)
+        assert REFUSED[_rel(suite)] in first and "\n" not in first and str(suite.parent) in first
         return
     loaded, _ = load_suite(suite)
     assert loaded.tests
@@ -114,18 +113,39 @@ def _raw_tests(suite: Path) -> list[dict[str, Any]]:
     return tests
 
 
+def _with_vars(text: str, variables: dict[str, Any]) -> str:
+    """A text of the tests+input shape with its `{{ name }}` / `{{ a.b }}` placeholders filled from the
+    test's `vars` (AgentV's test-vars-templating README), by a plain dotted lookup."""
+    def one(match: re.Match[str]) -> str:
+        value: Any = variables
+        if match.group(1).removeprefix("vars.").split(".")[0] not in variables:
+            return match.group(0)  # not a var (`{{ env.NAME }}`): sent as written
+        for key in match.group(1).removeprefix("vars.").split("."):
+            value = value.get(key, "") if isinstance(value, dict) else ""
+        return str(value)
+
+    return re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", one, text)
+
+
 @pytest.mark.parametrize("suite", [s for s in AGENTV if _rel(s) not in REFUSED], ids=_rel)
 def test_no_input_text_is_lost(suite: Path) -> None:
     loaded, _ = load_suite(suite)
     by_id = {t.id: t for t in loaded.tests}
     checked = 0
     for test in _raw_tests(suite):
-        case = by_id[str(test["id"])]
+        written = _written(test)
+        if test.get("mode") == "conversation":  # one case per turn: the last one holds every turn's input
+            case = by_id[f"{test['id']}.turn-{len(test['turns'])}"]
+            written = written + [{"role": "user", "content": turn["input"]} for turn in test["turns"]]
+        else:
+            case = by_id[str(test["id"])]
         stored = iter(case.input)
-        for message in _written(test):
+        for message in written:
             role = message.get("role", "user")
             target = next(m for m in stored if m.role == role)  # in order; a message of that role
             for text in _texts(message["content"], suite.parent):
+                if isinstance(test.get("vars"), dict):  # vars fill the text they are written in (either shape)
+                    text = _with_vars(text, test["vars"])
                 assert text.strip() in target.content, (case.id, text[:80])
                 checked += 1
     assert checked >= len(loaded.tests)

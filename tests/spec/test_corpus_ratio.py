@@ -54,7 +54,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
 # files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 252, 0.51, 0.60), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.81, 0.87)],
+    (PROMPTFOO, {"promptfoo"}, 252, 0.51, 0.60), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.84, 0.92)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float) -> None:

@@ -31,7 +31,7 @@ import yaml
 
 from eval_pipelines.spec.loaders import eval_yaml, eval_yaml_cases, eval_yaml_fields, harness, harness_suite
 from eval_pipelines.grading.graders.rubrics import RubricItem
-from eval_pipelines.spec.loaders import agentv_head, agentv_v5, prompt_modes, promptfoo, promptfoo_prompts
+from eval_pipelines.spec.loaders import agentv_head, agentv_v5, agentv_v5_tests, prompt_modes, promptfoo, promptfoo_prompts
 from eval_pipelines.spec.loaders import promptfoo_providers
 from eval_pipelines.spec.loaders import promptfoo_tests, promptfoo_vocabulary, skill_evals_json, skill_tests
 from eval_pipelines.spec.models import RegressionSettings, Reporting, Settings, Workspace, WorkspaceScript
@@ -71,6 +71,7 @@ def _eval_yaml_fields() -> set[str]:
     fields |= {f"assert: {k}" for k in COMMON_ASSERT_FIELDS}
     fields |= {f"eval-yaml: {k}" for k in agentv_head.HEAD_SUITE_KEYS}  # AgentV HEAD's later names
     fields |= {f"eval-yaml: tests[].assert[].{k}" for k in agentv_head.HEAD_ASSERTION_KEYS}
+    fields |= {f"eval-yaml: tests[].{k}" for k in agentv_head.HEAD_TEST_KEYS}
     # a rubric criterion's fields (AgentV's rubric items: HEAD added `operator`)
     fields |= {f"assert: rubrics.criteria[].{k}" for k in RubricItem.model_fields}
     for variant in defs["assertion"]["oneOf"]:
@@ -130,6 +131,7 @@ def _agentv_v5_fields() -> set[str]:
     fields |= {f"agentv-v5: workspace.{k}" for k in agentv_v5.WORKSPACE_KEYS}
     fields |= {f"agentv-v5: evaluate_options.{k}" for k in promptfoo.AGENTV_EVALUATE_NAMES}
     fields |= {f"agentv-v5: tests[].{k}" for k in promptfoo.AGENTV_TEST_KEYS}
+    fields |= {f"agentv-v5: tests[].{k}" for k in agentv_v5_tests.V5_TEST_KEYS}
     fields |= {f"agentv-v5: tests[].execution.{k}" for k in promptfoo.AGENTV_EXECUTION_KEYS}
     fields |= {f"agentv-v5: tests[].options.{k}" for k in promptfoo.AGENTV_OPTION_NAMES}
     own = promptfoo_vocabulary.AGENTV_COMMON - promptfoo_vocabulary.COMMON | promptfoo_vocabulary.SCRIPT_KEYS

@@ -28,6 +28,12 @@ vocabulary. What it rewrites, each as AgentV v2 reads it
   Such a file also wins over a built-in of the same name (AgentV looks its
   custom assertions up by name; the author put the file there on purpose), with
   a warning.
+- a type that is not one of AgentV's built-ins, without such a file, that our grader
+  of that name refuses (``word-count`` without ``value``): the refusal says that AgentV
+  would run it as a custom assertion and that the file is not there
+  (``custom_assertion_hint``; AgentV's ``registry/assertion-discovery.ts`` searches
+  ``.agentv/assertions/`` in the eval file's folder and each parent, and runs a found
+  file with ``bun run``; a built-in of the same name wins there).
 """
 
 from __future__ import annotations
@@ -45,6 +51,27 @@ CUSTOM_SUFFIXES = {".ts": ["bun", "run"], ".mts": ["bun", "run"], ".js": ["node"
                    ".cjs": ["node"], ".py": ["python"]}
 
 Warn = Callable[[str], None]
+# AgentV's built-in assertion types (@agentv/eval assertions.ts AssertionType, kebab-case and
+# its snake_case aliases, and v2's names): any other type is looked up in .agentv/assertions/.
+AGENTV_BUILTINS = {
+    "llm-grader", "code-grader", "rubrics", "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
+    "token-usage", "execution-metrics", "skill-trigger", "contains", "contains-any", "contains-all", "icontains",
+    "icontains-any", "icontains-all", "starts-with", "ends-with", "equals", "regex", "is-json",
+    "llm_grader", "code_grader", "tool_trajectory", "field_accuracy", "token_usage", "execution_metrics",
+    "contains_any", "contains_all", "icontains_any", "icontains_all", "starts_with", "ends_with", "is_json",
+    "llm_judge", "code_judge", "agent_judge", "llm-judge", "code-judge", "script",
+}
+
+
+def custom_assertion_hint(raw: Any) -> str | None:
+    """What to add to the refusal of an assertion AgentV would run as a custom one (see the module doc)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str) or raw["type"] in AGENTV_BUILTINS:
+        return None
+    if canonical_type(raw["type"]) is None:
+        return None  # a type no grader knows: its refusal suggests the nearest name (a typo, most likely)
+    name = raw["type"]
+    return (f"; in AgentV {name!r} is not a built-in type but a custom assertion: file not found: "
+            f".agentv/assertions/{name}.ts (or .js, .mts, .mjs), looked for in the eval file's folder and its parents")
 
 
 def find_custom_assertion(type_name: str, eval_file: Path, policy: PathPolicy) -> Path | None:

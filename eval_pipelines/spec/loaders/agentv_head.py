@@ -32,6 +32,13 @@ maps them, so that every one has an effect:
   (setup, teardown, per-test warnings).
 * ``name`` without ``description``: the suite's name (AgentV's ``metadata.ts`` makes the
   description optional; ``eval_yaml`` stores a warning for it, in either vocabulary).
+* ``tests[].vars``: per-test data for ``{{ name }}`` placeholders in the test's criteria,
+  input, expected output, assertions and turns, and in the suite-level ``input`` (``agentv_vars``).
+* ``preprocessors`` (suite level): checked as AgentV checks them, then dropped with a stored
+  warning: they convert file blocks of an agent's output, and our targets answer in text
+  (``agentv_preprocessors``).
+* ``mode: conversation`` with ``turns`` (and ``aggregation``, ``on_turn_failure``,
+  ``window_size``): one case per turn, each after the turns before it (``agentv_conversation``).
 * ``tests: ./cases/`` (a folder): AgentV's ``loadCasesFromDirectory``: each immediate
   subfolder holding a ``case.yaml`` (or ``case.yml``) is one test, in name order,
   its ``id`` the folder's name unless the case sets one; a subfolder without a case
@@ -47,6 +54,9 @@ from __future__ import annotations
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_conversation import CONVERSATION_KEYS, expand_conversations, link_turns
+from eval_pipelines.spec.loaders.agentv_preprocessors import take_preprocessors
+from eval_pipelines.spec.loaders.agentv_vars import apply_test_vars
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.paths import PathPolicy
@@ -56,7 +66,8 @@ from eval_pipelines.spec.source import Document, load_document
 GRADER_TYPES = {"llm-grader": "llm_judge", "llm-judge": "llm_judge", "code-grader": "code_judge"}
 ASSERTION_LISTS = ("assert", "assertions")
 # The fields this module accepts in the tests+input shape (the field contract lists them).
-HEAD_SUITE_KEYS = ("governance", "experiment")
+HEAD_SUITE_KEYS = ("governance", "experiment", "preprocessors")
+HEAD_TEST_KEYS = ("vars", *CONVERSATION_KEYS)  # applied (and removed) by agentv_vars before the eval.yaml loader reads the test
 EXPERIMENT_AS_EXECUTION = {"target", "targets", "workers"}
 HEAD_ASSERTION_KEYS = ("metric", "skill-trigger.skill", "skill-trigger.should_trigger", "llm-grader.max_steps",
                        "llm-grader.target")
@@ -192,9 +203,14 @@ def _case_folder(doc: Document, policy: PathPolicy) -> tuple[Document, list[str]
 def load_eval_yaml_head(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     """An eval.yaml suite, in v2's names or AgentV HEAD's later ones."""
     doc, folder_warnings = _case_folder(doc, policy)
+    doc, vars_warnings = apply_test_vars(doc)
+    doc, preprocessor_warnings = take_preprocessors(doc, policy)
+    doc, conversation_warnings, turn_order = expand_conversations(doc)
+    vars_warnings += preprocessor_warnings + conversation_warnings
     mapped, governance = head_vocabulary(doc)
     suite, warnings = load_eval_yaml(mapped, policy)
-    warnings = folder_warnings + warnings
+    link_turns(suite, turn_order)
+    warnings = folder_warnings + vars_warnings + warnings
     if governance is not None:
         apply_governance(suite, governance)
     return suite, warnings

@@ -17,11 +17,17 @@ AgentV v5 moved to ``prompts`` + ``tests[].vars`` (its loader refuses the old
   ``trajectory:tool-sequence``, ``trajectory:tool-args-match`` and
   ``skill-used`` check the tool calls (``tool_trajectory``).
 * ``environment``: ``type: host`` with ``workdir`` copies that folder as the
-  run's workspace; other environment types are refused. ``workspace: {template,
+  run's workspace; other environment types are refused, and so is ``setup`` (AgentV runs
+  it in the eval file's folder to prepare the workdir in place, network allowed). ``workspace: {template,
   scope: suite}`` does the same (other scopes are refused).
-* ``extensions``: refused (hooks that run code in AgentV's process).
+* ``extensions`` (``agentv_extensions``): a ``file://module:hook`` entry (a lifecycle hook AgentV
+  imports and calls in its own process) is refused, saying so; ``agentv:agent-rules`` stores the
+  skills and rules the workspace holds as each case's ``metadata.agent_rules_paths``, with a
+  warning that the targets here are not handed them.
 * ``governance``: merged into every case's ``metadata.governance`` (``agentv_head``).
 * ``tests[].expected_output`` (or ``vars.expected_output``): the reference answer.
+* ``tests[].criteria`` and ``{{ vars.name }}`` (``agentv_v5_tests``): the criteria rendered with
+  the test's vars; the vars also under ``vars`` in templates.
 * ``defaults``: not a field of AgentV's eval schema (its zod object drops unknown keys, so
   AgentV ignores it); its example (``autoresearch``) uses it to hold a YAML anchor that the
   tests repeat. Accepted with a stored warning saying it has no effect; its values reach a
@@ -36,7 +42,10 @@ from __future__ import annotations
 from typing import Any
 
 from eval_pipelines.spec.errors import SpecError, SpecErrors
+from eval_pipelines.spec.loaders.agentv_extensions import apply_agent_rules, read_extensions
 from eval_pipelines.spec.loaders.agentv_head import apply_governance
+from eval_pipelines.spec.loaders.agentv_v5_tests import carry_criteria, finish_cases
+from eval_pipelines.spec.loaders.agentv_workspace import resolve_template
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
 from eval_pipelines.spec.models import Suite, Workspace
 from eval_pipelines.spec.paths import PathPolicy
@@ -72,7 +81,15 @@ def _environment(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace 
         errors.append(SpecError(str(doc.file), path, "invalid environment", doc.line_of(path), "a mapping"))
         return None
     for key in raw:
-        if key not in ENVIRONMENT_KEYS:
+        if key == "setup":
+            # AgentV (environment/host.ts prepareHostEnvironment): argv run before the suite in the eval
+            # file's folder, preparing `workdir` in place; our workspace is a fresh, sandboxed copy.
+            errors.append(SpecError(str(doc.file), path + (key,), "a setup command is not supported: AgentV runs "
+                                    "this command in the eval file's folder to prepare the workdir in place "
+                                    "(AGENTV_ENVIRONMENT_WORKDIR set, JSON on stdin); here the run's workspace is a "
+                                    "fresh copy of the workdir and steps run in the sandbox, without network",
+                                    doc.line_of(path + (key,)), "type: host and workdir, the folder prepared beforehand"))
+        elif key not in ENVIRONMENT_KEYS:
             errors.append(SpecError(str(doc.file), path + (key,), f"environment field {key!r} is not supported",
                                     doc.line_of(path + (key,)), "type: host and workdir"))
     kind = raw.get("type", "host")
@@ -104,9 +121,10 @@ def _workspace(doc: Document, raw: Any, errors: list[SpecError]) -> Workspace | 
 def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     raw = doc.data if isinstance(doc.data, dict) else {}
     errors: list[SpecError] = []
+    agent_rules = False
     if "extensions" in raw:
-        errors.append(SpecError(str(doc.file), ("extensions",), "extension hooks (`extensions`) are not supported",
-                                doc.line_of(("extensions",)), "a suite without extensions"))
+        extension_errors, agent_rules = read_extensions(doc, raw["extensions"])
+        errors += extension_errors
     governance = raw.get("governance")
     if "governance" in raw and not isinstance(governance, dict):
         errors.append(SpecError(str(doc.file), ("governance",), "invalid governance", doc.line_of(("governance",)),
@@ -124,7 +142,9 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     else:
         data.pop("target", None)
     try:
-        suite, warnings = load_promptfoo(Document(doc.file, data, doc.lines), policy, "agentv", NAMES)
+        suite, warnings = load_promptfoo(Document(doc.file, carry_criteria(data), doc.lines), policy, "agentv",
+                                         NAMES)
+        warnings = [*warnings, *finish_cases(doc, suite)]
     except SpecErrors as exc:
         raise SpecErrors(errors + exc.errors) from None
     if errors:
@@ -133,6 +153,13 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         warnings = [*warnings, f"{doc.file}: defaults: accepted without effect (not a field of AgentV's eval "
                     "schema, which drops it; a test uses its values only where the test holds them, "
                     "e.g. through a YAML anchor)"]
+    if agent_rules:
+        warnings = [*warnings, *apply_agent_rules(doc, suite, workspace.template if workspace else None)]
+    if workspace is not None and workspace.template:
+        # AgentV resolves the workdir/template against the eval file's folder; the run copies it from
+        # the package root (run/workspace.prepare), so it is stored relative to that root.
+        root = policy.allowed_roots[0] if policy.allowed_roots else None
+        workspace.template = resolve_template(workspace.template, doc.file.parent, root)
     suite.workspace = workspace
     if isinstance(governance, dict):
         apply_governance(suite, governance)

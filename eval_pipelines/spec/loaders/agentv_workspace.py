@@ -12,6 +12,11 @@ Read into our :class:`Workspace` (one folder per run):
   still work.
 - ``repos: [{path, source: {type: git, url}, checkout: {ref}, clone: {depth}}]``:
   cloned with ``git clone`` into the workspace before ``setup``.
+- ``scope: suite`` (AgentV HEAD: one workspace shared by the suite's tests) is what a
+  workspace is here; another scope (a workspace per test) is refused.
+- ``docker: {image, timeout, memory, cpus}`` (AgentV HEAD's docker workspace: script graders
+  run inside a container of that image, ``parseDockerWorkspaceConfig``) is refused: our
+  graders run in the local sandbox, and no container is started here.
 - Per-test hooks (``before_each_test``/``after_each_test``, ``before_each``/
   ``after_each``, ``on_reuse``), ``reset`` and ``mode`` have no counterpart
   here (one workspace per run, shared by its tests): they are accepted and
@@ -37,10 +42,11 @@ HOOK_STEPS = {"before_all_tests": "setup", "after_all_tests": "teardown", "befor
               "after_all": "teardown"}
 PER_TEST_HOOKS = ("before_each_test", "after_each_test", "before_each", "after_each", "on_reuse")
 OUR_KEYS = set(Workspace.model_fields)
-AGENTV_KEYS = {"hooks", "reset", "mode"}
+AGENTV_KEYS = {"hooks", "reset", "mode", "scope", "docker"}
 
 
-def _template(value: Any, base: Path, package_root: Path | None) -> Any:
+def resolve_template(value: Any, base: Path, package_root: Path | None) -> Any:
+    """A relative template folder, written relative to `base`, as a path relative to the package root."""
     if not isinstance(value, str) or os.path.isabs(value):
         return value
     target = (base / value).resolve()
@@ -91,7 +97,7 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
     package_root = ctx.policy.allowed_roots[0] if ctx.policy.allowed_roots else None
     data = {k: v for k, v in raw.items() if k not in AGENTV_KEYS}
     if "template" in data:
-        data["template"] = _template(data["template"], base, package_root)
+        data["template"] = resolve_template(data["template"], base, package_root)
     hooks = raw.get("hooks") or {}
     if not isinstance(hooks, dict):
         ctx.error(source, path + ("hooks",), f"got {type(hooks).__name__}", "a mapping of hook name to step")
@@ -112,6 +118,14 @@ def parse_workspace(ctx: Any, doc: Document, raw: Any) -> Workspace | None:
             ctx.error(source, path + ("hooks", hook), f"unknown hook {hook!r}",
                       "before_all_tests, after_all_tests, before_each_test or after_each_test "
                       "(or before_all, after_all, before_each, after_each, on_reuse)")
+    if "scope" in raw and raw["scope"] != "suite":
+        ctx.error(source, path + ("scope",), f"workspace scope {raw['scope']!r} is not supported",
+                  "suite (one workspace for the run, shared by its tests)")
+    if "docker" in raw:
+        image = raw["docker"].get("image") if isinstance(raw["docker"], dict) else None
+        ctx.error(source, path + ("docker",), "Docker workspaces are not supported (AgentV runs the script graders "
+                  f"inside a container{f' of image {image}' if image else ''}; here graders run in the local "
+                  "sandbox and no container is started)", "a workspace without docker")
     for key in ("reset", "mode"):
         if key in raw:
             ctx.warnings.append(accepted_not_used(source, ("workspace", key), (

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecError, format_path, unknown_field_errors
-from eval_pipelines.spec.loaders.agentv_assertions import normalise_assertion
+from eval_pipelines.spec.loaders.agentv_assertions import custom_assertion_hint, normalise_assertion
 from eval_pipelines.spec.loaders.agentv_parts import message_text, part_texts
 from eval_pipelines.spec.models import TOOL_NAME_PATTERN, Assertion, Message, ToolSpec, tool_parameters_problem
 from eval_pipelines.spec.paths import PathPolicy
@@ -101,9 +101,12 @@ def parse_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     for i, item in enumerate(raw):
         item = normalise_assertion(item, format_path(path + (i,)), lambda m: ctx.warnings.append(f"{doc.file}: {m}"),
                                    doc.file, ctx.policy)
+        before = len(ctx.errors)
         parsed = parse_assertion(item, doc, path + (i,), ctx.errors)
         if parsed is not None:
             out.append(parsed)
+        elif len(ctx.errors) > before and (hint := custom_assertion_hint(item)):
+            ctx.errors[before] = replace(ctx.errors[before], message=ctx.errors[before].message + hint)
     return out
 
 

@@ -237,7 +237,7 @@ class Loader:
                 case_targets, runs_on = allowed_targets(targets, providers_of_test, prompt)
                 if not runs_on and providers_of_test:
                     continue  # no provider of the test runs this prompt (their `prompts`)
-                filled = combo
+                filled = {**combo, "vars": combo} if self.dialect == "agentv" and "vars" not in combo else combo
                 if self.dialect == "promptfoo":  # promptfoo fills script variables per prompt and provider
                     filled = resolve_script_vars(self.ctx, doc, path + ("vars",), combo, [prompt_raw(prompt)],
                                                  [provider_context(p) for p in runs_on])
