@@ -368,3 +368,35 @@ def test_response_format_files_and_their_nested_schema_files_are_read() -> None:
               in f["schema"].get("required", [])]
     assert nested and nested[0]["schema"]["properties"]["participants"]["type"] == "array"
     assert all(f and f["type"] == "json_schema" for f in formats.values())
+
+
+def test_an_api_key_templated_from_the_environment_is_read_there_at_call_time(
+        tmp_path: Path, fake_openai, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # provider-thegrid's form: promptfoo renders config.apiKey, so `{{ env.NAME | default(...) }}` reads NAME.
+    monkeypatch.setenv("GRID_TEST_KEY", "sk-grid-from-env")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-be-sent")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['Say {{ q }}']\nproviders:\n"
+        f"  - {{id: 'openai:chat:fake-model', config: {{apiBaseUrl: '{fake_openai.base_url}', "
+        "apiKey: '{{ env.GRID_TEST_KEY | default(\"NOT_SET\", true) }}'}}\ntests: [{vars: {q: hi}}]\n")
+    suite, _ = load_suite(config)
+    assert suite.target_configs[0]["api_key_env"] == "GRID_TEST_KEY"
+    db = tmp_path / "r.duckdb"
+    assert main(["run", str(config), "--db", str(db)]) in (ExitCode.OK, ExitCode.GATE_FAILED), capsys.readouterr()
+    assert [h.get("authorization") for h in fake_openai.headers] == ["Bearer sk-grid-from-env"]
+    with connect(db) as con:  # the key itself is stored nowhere
+        assert not con.execute("SELECT count(*) FROM suites WHERE CAST(spec AS VARCHAR) LIKE '%sk-grid%'").fetchone()[0]
+
+
+@pytest.mark.parametrize(("key", "needle"), [
+    ("sk-123", "a literal API key is not accepted"),
+    ("'{{ env.A_KEY }}', apiKeyEnvar: B_KEY", "`apiKey` and `apiKeyEnvar` name different variables"),
+])
+def test_an_api_key_not_from_the_environment_is_one_line(tmp_path: Path, key: str, needle: str) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"prompts: ['x']\nproviders: [{{id: 'openai:chat:m', config: {{apiKey: {key}}}}}]\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(config)
+    assert needle in str(caught.value).splitlines()[0]

@@ -39,7 +39,9 @@ from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resol
 from eval_pipelines.spec.source import Document
 
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
-OPENAI_CONFIG_APPLIED = {"apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
+# promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
+_KEY_FROM_ENV = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}\s*$")
+OPENAI_CONFIG_APPLIED = {"apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
                          "response_format"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
@@ -74,11 +76,18 @@ def target_name(text: str) -> str:
 
 def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, model: str,
             config: dict[str, Any]) -> dict[str, Any] | None:
-    if "apiKey" in config:
-        ctx.error(doc, path + ("config", "apiKey"), "a literal API key is not accepted",
-                  "`apiKeyEnvar: NAME`: secrets come from the environment")
-        return None
+    key_env = None
+    if "apiKey" in config:  # `{{ env.NAME }}` (optionally with filters) names the variable: read there
+        match = _KEY_FROM_ENV.match(config["apiKey"]) if isinstance(config["apiKey"], str) else None
+        if match is None or (config.get("apiKeyEnvar") and config["apiKeyEnvar"] != match.group(1)):
+            ctx.error(doc, path + ("config", "apiKey"), "a literal API key is not accepted" if match is None
+                      else "`apiKey` and `apiKeyEnvar` name different variables",
+                      "`apiKeyEnvar: NAME` or `apiKey: '{{ env.NAME }}'`: secrets come from the environment")
+            return None
+        key_env = match.group(1)
     target: dict[str, Any] = {"name": name, "type": "openai", "model": model, "temperature": None}
+    if key_env:  # no fallback to OPENAI_API_KEY: an unset NAME fails the call, as promptfoo's `default` sentinel
+        target["api_key_env"] = key_env
     base = config.get("apiBaseUrl") or config.get("apiHost")
     if base:
         base = str(base)
