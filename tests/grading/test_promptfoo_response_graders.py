@@ -384,3 +384,22 @@ def test_perplexity_score_is_one_over_one_plus_perplexity() -> None:
     assert _with_logprobs("perplexity_score", ()).status == "error"
     with pytest.raises(registry.ValidationError):
         registry.parse_params("perplexity_score", {"threshold": 1.5})
+
+
+# ---- `not-` on thresholded scores: promptfoo inverts the pass (score >= threshold) -------------
+
+@pytest.mark.parametrize(("type_", "config", "detail"), [
+    ("rouge_n", {"value": "the cat sat on the mat", "threshold": 0.75}, "rouge"),
+    ("bleu", {"value": "the cat sat on the mat today", "threshold": 0.5}, "bleu"),
+    ("python", {"value": "0.5", "threshold": 0.7}, "raw"),
+])
+def test_not_passes_whenever_the_score_is_below_the_threshold(type_: str, config: dict, detail: str) -> None:
+    # A score between a quarter of the threshold and the threshold: before, `not-` read the calibrated
+    # score (below 0.2 to pass) and failed these; promptfoo's inverse passes them.
+    output = "the cat" if type_ != "bleu" else "the cat sat on a rug"
+    plain, negated = (grade(None, type_, output, negate=n, **config) for n in (False, True))
+    raw = plain.details[detail]
+    assert config["threshold"] / 4 < raw < config["threshold"], raw
+    assert (plain.passed, negated.passed) == (False, True)
+    above = grade(None, type_, output, negate=True, **{**config, "threshold": raw / 2})
+    assert not above.passed  # at or over the threshold, `not-` fails

@@ -108,7 +108,7 @@ def read_result(raw: Any, threshold: float | None) -> Outcome:
         passed = raw >= passing
         return Outcome(calibrate(min(1.0, max(0.0, raw)), passing) if 0 < passing < 1 else float(passed),
                        f"returned {raw:g}" + (f" (threshold {threshold:g})" if threshold is not None else ""),
-                       {"raw": raw, "passed": passed})
+                       {"raw": raw, "passed": passed}, passed=passed)  # stated: `not-` inverts it
     if isinstance(raw, dict) and "pass" in raw:
         passed = bool(raw["pass"])
         if threshold is not None and isinstance(raw.get("score"), (int, float)):

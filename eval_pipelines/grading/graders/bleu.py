@@ -30,5 +30,6 @@ class Bleu(Grader[BleuParams]):
             score = bleu(inp.output, references)
         except ValueError as exc:
             return Outcome(0.0, str(exc), status="error")
+        passed = score >= params.threshold  # stated, so `not-` inverts it as promptfoo's inverse does
         return Outcome(calibrate(score, params.threshold), f"BLEU {score:.3f} (threshold {params.threshold:g})",
-                       {"bleu": score, "threshold": params.threshold, "passed": score >= params.threshold})
+                       {"bleu": score, "threshold": params.threshold, "passed": passed}, passed=passed)

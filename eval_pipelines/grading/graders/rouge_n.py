@@ -28,6 +28,7 @@ class RougeN(Grader[RougeParams]):
 
     def grade(self, params: RougeParams, inp: GradeInput) -> Outcome:
         score = rouge_n(inp.output, params.value, params.n)
+        passed = score >= params.threshold  # stated, so `not-` inverts it as promptfoo's inverse does
         return Outcome(calibrate(score, params.threshold),
                        f"ROUGE-{params.n} {score:.3f} (threshold {params.threshold:g})",
-                       {"rouge": score, "threshold": params.threshold, "passed": score >= params.threshold})
+                       {"rouge": score, "threshold": params.threshold, "passed": passed}, passed=passed)
