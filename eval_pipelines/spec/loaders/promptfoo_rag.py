@@ -70,23 +70,19 @@ def context_recall(raw: dict[str, Any], variables: dict[str, Any]) -> dict[str, 
     return {"type": "llm_judge", "rubric": rubric, "threshold": _threshold(raw)}
 
 
-def context_relevance(raw: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
-    _common(raw)
-    query = _variable(variables, "query", "context-relevance")
-    context = _variable(variables, "context", "context-relevance")
-    return {"type": "llm_judge", "rubric": RELEVANCE.format(query=query, context=context),
-            "threshold": _threshold(raw)}
-
-
-def context_faithfulness(raw: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
-    _common(raw)
-    query = _variable(variables, "query", "context-faithfulness")
-    context = _variable(variables, "context", "context-faithfulness")
-    return {"type": "llm_judge", "rubric": FAITHFULNESS.format(query=query, context=context),
-            "threshold": _threshold(raw)}
+def _on_query_and_context(kind: str, rubric: str) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """context-relevance and context-faithfulness: a judge over the `query` and `context` variables."""
+    def build(raw: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
+        _common(raw)
+        query = _variable(variables, "query", kind)
+        context = _variable(variables, "context", kind)
+        return {"type": "llm_judge", "rubric": rubric.format(query=query, context=context),
+                "threshold": _threshold(raw)}
+    return build
 
 
 RAG_TYPES: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
-    "context-recall": context_recall, "context-relevance": context_relevance,
-    "context-faithfulness": context_faithfulness,
+    "context-recall": context_recall,
+    "context-relevance": _on_query_and_context("context-relevance", RELEVANCE),
+    "context-faithfulness": _on_query_and_context("context-faithfulness", FAITHFULNESS),
 }
