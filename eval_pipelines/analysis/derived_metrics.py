@@ -24,7 +24,7 @@ import math
 import operator
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from eval_pipelines.spec.models import Suite
 
@@ -84,33 +84,37 @@ def _conditionals(text: str) -> str:
     flat = "".join(out)
     parts = _split_top(flat, "?", limit=1)
     if len(parts) == 1:
-        if ":" in _top_level(flat):
+        if any(ch == ":" for _, ch in _at_top(flat)):
             raise ExpressionError("not an arithmetic expression (`:` without `?`)")
         return flat
     condition, rest = parts
     pending = 0
-    for j, ch in enumerate(rest):
-        if _depth_at(rest, j) == 0 and ch == "?":
+    for j, ch in _at_top(rest):
+        if ch == "?":
             pending += 1
-        elif _depth_at(rest, j) == 0 and ch == ":":
+        elif ch == ":":
             if pending == 0:
                 return f"({_conditionals(rest[:j])}) if ({condition}) else ({_conditionals(rest[j + 1:])})"
             pending -= 1
     raise ExpressionError("not an arithmetic expression (`?` without `:`)")
 
 
-def _depth_at(text: str, index: int) -> int:
-    return text[:index].count("(") - text[:index].count(")")
-
-
-def _top_level(text: str) -> str:
-    return "".join(ch for i, ch in enumerate(text) if _depth_at(text, i) == 0)
+def _at_top(text: str) -> Iterator[tuple[int, str]]:
+    """Each character outside parentheses, with its index."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            yield i, ch
 
 
 def _split_top(text: str, sep: str, limit: int = -1) -> list[str]:
     parts, start = [], 0
-    for i, ch in enumerate(text):
-        if ch == sep and _depth_at(text, i) == 0 and (limit < 0 or len(parts) < limit):
+    for i, ch in _at_top(text):
+        if ch == sep and (limit < 0 or len(parts) < limit):
             parts.append(text[start:i])
             start = i + 1
     return parts + [text[start:]]
