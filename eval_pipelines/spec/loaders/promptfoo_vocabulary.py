@@ -196,8 +196,6 @@ def _trajectory(raw: dict[str, Any], kind: str) -> dict[str, Any]:
     value = raw.get("value", raw.get("tools", raw.get("sequence")))
     if value is None:
         raise Refused("`value` is required for this assertion type")
-    if kind == "trajectory:tool-used" and isinstance(value, dict) and ("pattern" in value or "max" in value):
-        return _tool_count(value)
     if kind == "trajectory:tool-used":
         items = value if isinstance(value, list) else [value]
         counted = [i for i in items if isinstance(i, dict) and set(i) == {"name", "min"}
@@ -221,22 +219,6 @@ def _trajectory(raw: dict[str, Any], kind: str) -> dict[str, Any]:
         raise Refused("`value.mode` must be partial or exact")
     return {"type": "tool_trajectory", "mode": "any_order", "args_match": args_match,
             "expected": [{"tool": value["name"], "args": value.get("args") or {}}]}
-
-
-def _tool_count(value: dict[str, Any]) -> dict[str, Any]:
-    """trajectory.ts's object form of tool-used, ``{pattern | name, min?, max?}``: the tool steps
-    matching it number ``min`` (default 1) to ``max``, as ``trajectory_step_count`` counts them."""
-    unknown = sorted(set(value) - {"pattern", "name", "min", "max"})
-    if unknown:
-        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected pattern or name, min, max)")
-    pattern = value.get("pattern") or value.get("name")
-    if not isinstance(pattern, str) or not pattern:
-        raise Refused("`value` must include a name or pattern")
-    bounds = {k: value[k] for k in ("min", "max") if k in value}
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in bounds.values()):
-        raise Refused("`value.min` and `value.max` must be counts (0 or more)")
-    return {"type": "trajectory_step_count", "step_type": "tool", "pattern": pattern, "min": bounds.get("min", 1),
-            **({"max": bounds["max"]} if "max" in bounds else {})}
 
 
 def _skill_used(raw: dict[str, Any]) -> dict[str, Any]:

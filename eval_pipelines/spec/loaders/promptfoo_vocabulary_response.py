@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from eval_pipelines.spec.loaders.promptfoo_vocabulary import Refused, _text, _threshold, _value
+from eval_pipelines.spec.loaders.promptfoo_vocabulary import Refused, _text, _threshold, _trajectory, _value
 
 
 def _similar(metric: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -109,6 +109,21 @@ def _step_count(raw: dict[str, Any]) -> dict[str, Any]:
     return {"type": "trajectory_step_count", **{renamed.get(k, k): v for k, v in value.items()}}
 
 
+def _tool_used(raw: dict[str, Any]) -> dict[str, Any]:
+    """trajectory:tool-used. Its object form with a pattern or a bound, ``{pattern | name, min?, max?}``
+    (trajectory.ts resolveToolMatchers), counts the matching tool steps within ``min`` (default 1) ..
+    ``max``: step-count over tool steps. Names and lists stay promptfoo_vocabulary's mapping."""
+    value = raw.get("value", raw.get("tools", raw.get("sequence")))
+    if not (isinstance(value, dict) and ("pattern" in value or "max" in value)):
+        return _trajectory(raw, "trajectory:tool-used")
+    unknown = sorted(set(value) - {"pattern", "name", "min", "max"})
+    if unknown:
+        raise Refused(f"`value` has unknown field(s) {', '.join(unknown)} (expected pattern or name, min, max)")
+    counted = {"type": "tool", "min": 1, **{k: value[k] for k in ("min", "max") if k in value},
+               "pattern": value.get("pattern") or value.get("name")}
+    return _step_count({"value": counted})
+
+
 def _goal_success(raw: dict[str, Any]) -> dict[str, Any]:
     # trajectory.ts resolveGoalSuccessValue: a string, or {goal}.
     value = _value(raw)
@@ -143,6 +158,7 @@ RESPONSE_VOCABULARY: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "meteor": _meteor,
     "tool-call-f1": _tool_call_f1,
     "trajectory:step-count": _step_count,
+    "trajectory:tool-used": _tool_used,
     "trajectory:goal-success": _goal_success,
     "perplexity": _perplexity("perplexity"),
     "perplexity-score": _perplexity("perplexity_score"),
