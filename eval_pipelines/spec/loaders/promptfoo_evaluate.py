@@ -42,15 +42,23 @@ def read_evaluate_options(ctx: LoadContext, doc: Document, raw: Any, key: str, d
                 ctx.error(doc, (key, theirs), f"invalid {theirs} {raw[theirs]!r}: {message}")
     if raw.get("cache") is False:
         execution.cache = False
-    if "delay" in raw:  # promptfoo: a pause after each uncached call, and concurrency 1 (src/commands/eval.ts)
-        delay = raw["delay"]
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0:
-            ctx.error(doc, (key, "delay"), f"invalid delay {delay!r}", "milliseconds (0 or more)")
-        elif delay > 0:
-            settings.delay_ms = int(delay)
-            if (settings.max_concurrency or 1) > 1:
-                ctx.warnings.append(f"{doc.file}: {key}.maxConcurrency {settings.max_concurrency}: a delay runs one "
-                                    "call at a time, as promptfoo does")
-            settings.max_concurrency = 1
+    delay = read_delay(ctx, doc, (key, "delay"), raw.get("delay"))
+    if delay:  # promptfoo: a pause after each uncached call, and concurrency 1 (src/commands/eval.ts)
+        settings.delay_ms = int(delay)
+        if (settings.max_concurrency or 1) > 1:
+            ctx.warnings.append(f"{doc.file}: {key}.maxConcurrency {settings.max_concurrency}: a delay runs one "
+                                "call at a time, as promptfoo does")
+        settings.max_concurrency = 1
     if "showProgressBar" in raw:
         ctx.warnings.append(f"{doc.file}: {key}.showProgressBar is cosmetic and has no effect here")
+
+
+def read_delay(ctx: LoadContext, doc: Document, path: tuple[Any, ...], value: Any) -> float | None:
+    """A promptfoo ``delay`` (evaluateOptions or a provider's): milliseconds, 0 or more; None when
+    absent, or when invalid (the error recorded)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        ctx.error(doc, path, f"invalid delay {value!r}", "milliseconds (0 or more)")
+        return None
+    return value

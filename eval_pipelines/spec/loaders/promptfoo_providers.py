@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
+from eval_pipelines.spec.loaders.promptfoo_evaluate import read_delay
 from eval_pipelines.spec.loaders.promptfoo_functions import provider_functions
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, resolve_refs
 from eval_pipelines.spec.source import Document
@@ -161,9 +162,7 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
     ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
-    delay = raw.get("delay")
-    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay < 0):
-        ctx.error(doc, path + ("delay",), f"invalid delay {delay!r}", "milliseconds (0 or more)")
+    delay = read_delay(ctx, doc, path + ("delay",), raw.get("delay"))
     for key in ("transform", "env", "inputs"):
         if key in raw:
             ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
@@ -175,8 +174,7 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     if provider is not None:
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
         provider.prompts = prompts
-        if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay >= 0:
-            provider.delay_ms = int(delay)  # Settings.target_delay_ms: its target pauses after each call
+        provider.delay_ms = None if delay is None else int(delay)  # its target pauses after each call
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
