@@ -27,6 +27,9 @@ class OpenAITargetConfig(_TargetBase):
     base_url: str | None = None
     # Names of environment variables, never the secret itself.
     base_url_env: str = "OPENAI_BASE_URL"
+    # Used when neither `base_url` nor the variable is set (a proxy's documented address, e.g.
+    # LiteLLM's http://0.0.0.0:4000), instead of the OpenAI client's own default (api.openai.com).
+    base_url_default: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
@@ -88,5 +91,5 @@ def resolve_connection(
     config: OpenAITargetConfig, env: Mapping[str, str | None]
 ) -> tuple[str | None, str | None]:
     """(api_key, base_url) for a target from the given environment view."""
-    base_url = config.base_url or env.get(config.base_url_env) or None
+    base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None
     return env.get(config.api_key_env) or None, base_url

@@ -26,7 +26,7 @@ from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES as CONVERSATION_TYPES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
-from eval_pipelines.spec.loaders.promptfoo_providers import _openai as openai_target, target_name
+from eval_pipelines.spec.loaders.promptfoo_providers import litellm_model, openai_target, target_name
 from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
@@ -262,8 +262,9 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
 
 
 def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> dict[str, Any] | None:
-    """An assertion's grading ``provider`` as ``with_provider``'s mapping: an ``openai:`` id (chat
-    or ``embedding``), as a suite provider with its ``config``, or a .js/.py provider file beside
+    """An assertion's grading ``provider`` as ``with_provider``'s mapping: an ``openai:`` or
+    ``litellm:`` id (chat or ``embedding``; LiteLLM's defaults as its providers under test), as a
+    suite provider with its ``config``, or a .js/.py provider file beside
     the config. Anything else is refused in one line (errors recorded, None)."""
     pid, config = (raw.get("id"), raw.get("config") or {}) if isinstance(raw, dict) else (raw, {})
     if not isinstance(pid, str) or not pid or not isinstance(config, dict) or \
@@ -271,14 +272,15 @@ def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
         ctx.error(doc, path, "a grading provider by kind (text / embedding) or without an id is not supported",
                   "a provider id (openai:..., a .js or .py file) or {id, config}")
         return None
-    if pid.startswith("openai:"):
-        parts = pid.split(":")
-        kind, model = (parts[1], ":".join(parts[2:])) if len(parts) > 2 else ("chat", parts[1])
+    if pid.startswith(("openai:", "litellm:")):
+        proxy, parts = pid.split(":")[0], pid.split(":")
+        kind, model = litellm_model(pid) if proxy == "litellm" else \
+            ((parts[1], ":".join(parts[2:])) if len(parts) > 2 else ("chat", parts[1]))
         if kind not in ("chat", "embedding", "embeddings") or not model:
             ctx.error(doc, path, f"grading provider {pid!r} is not supported",
-                      "openai:MODEL, openai:chat:MODEL or openai:embedding:MODEL")
+                      f"{proxy}:MODEL, {proxy}:chat:MODEL or {proxy}:embedding:MODEL")
             return None
-        target = openai_target(ctx, doc, path, target_name(pid), model, config)
+        target = openai_target(ctx, doc, path, target_name(pid), model, config, proxy=proxy)
         if target is None:
             return None
         return {"ref": pid, "openai": {k: v for k, v in target.items() if v is not None},

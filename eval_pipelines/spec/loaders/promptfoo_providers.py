@@ -8,6 +8,10 @@ characters a target name cannot hold replaced by ``-``):
   target; ``config.apiKeyEnvar`` names the key's variable, ``temperature``,
   ``max_tokens`` and ``response_format`` are applied; other config keys are listed in a warning.
   A literal ``config.apiKey`` is refused: secrets come from the environment.
+* ``litellm:MODEL`` / ``litellm:chat:MODEL``: promptfoo's LiteLLM provider is its OpenAI chat
+  provider with other defaults (src/providers/litellm.ts): the base URL is ``config.apiBaseUrl``,
+  else the variable ``LITELLM_API_BASE``, else ``http://0.0.0.0:4000``; the key is read from
+  ``LITELLM_API_KEY`` (never from ``OPENAI_API_KEY``). An ``openai`` target with those settings.
 * ``echo``: a command target answering with its input (``cat``).
 * ``exec:COMMAND``: a command target running COMMAND with the prompt as its
   first argument (promptfoo's calling convention), output on stdout.
@@ -58,6 +62,7 @@ output = result.get("output") if isinstance(result, dict) else result
 print(output if isinstance(output, str) else json.dumps(output))
 """
 _NAME_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+LITELLM_BASE_DEFAULT = "http://0.0.0.0:4000"  # promptfoo's createLiteLLMProvider default
 
 
 @dataclass
@@ -73,6 +78,26 @@ class Provider:
 def target_name(text: str) -> str:
     name = _NAME_BAD.sub("-", text).strip("-._")[:64]
     return name or "provider"
+
+
+def litellm_model(pid: str) -> tuple[str, str]:
+    """(kind, model) of a ``litellm:`` id: ``litellm:MODEL`` is a chat model (promptfoo's default)."""
+    parts = pid.split(":")
+    if len(parts) > 2 and parts[1] in ("chat", "completion", "embedding", "embeddings"):
+        return parts[1], ":".join(parts[2:])
+    return "chat", ":".join(parts[1:])
+
+
+def openai_target(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, model: str,
+                  config: dict[str, Any], proxy: str = "openai") -> dict[str, Any] | None:
+    """An ``openai`` target for an OpenAI-compatible provider; ``proxy="litellm"`` takes LiteLLM's
+    defaults (base URL variable and address, key variable) where the config does not set them."""
+    target = _openai(ctx, doc, path, name, model, config)
+    if target is not None and proxy == "litellm":
+        if "base_url" not in target:
+            target.update(base_url_env="LITELLM_API_BASE", base_url_default=LITELLM_BASE_DEFAULT)
+        target.setdefault("api_key_env", "LITELLM_API_KEY")
+    return target
 
 
 def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, model: str,
@@ -194,6 +219,11 @@ def _parse(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str
         model = ":".join(parts[2:]) if len(parts) > 2 else parts[1]
         if kind == "chat" or (len(parts) == 2):
             target = _openai(ctx, doc, path, name, model, config)
+            return Provider(name, target) if target else None
+    elif pid.startswith("litellm:"):
+        kind, model = litellm_model(pid)
+        if kind == "chat" and model:
+            target = openai_target(ctx, doc, path, name, model, config, proxy="litellm")
             return Provider(name, target) if target else None
     elif pid == "echo":
         if config:  # echo answers with its input: no setting changes that
