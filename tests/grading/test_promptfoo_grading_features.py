@@ -324,7 +324,8 @@ def test_openai_embedding_and_chat_providers_grade_in_place_of_the_suite_judge(t
 
 @pytest.mark.parametrize(("provider", "message"), [
     ("anthropic:messages:claude", "grading provider 'anthropic:messages:claude' is not supported"),
-    ("{text: openai:gpt-4o, embedding: openai:embedding:e}", "a grading provider by kind"),
+    ("{embedding: anthropic:messages:claude}", "grading provider 'anthropic:messages:claude' is not supported"),
+    ("{kind: openai:gpt-4o}", "invalid grading provider"),
     ("./missing.js", "missing.js"),
 ])
 def test_grading_providers_we_cannot_honour_are_refused(tmp_path: Path, provider: str, message: str) -> None:

@@ -105,9 +105,12 @@ tests:
 """)
     contains, judged = suite.tests[0].assertions
     assert contains.type == "transformed" and contains.config["transform"] == ["output.trim()"]
-    assert judged.type == "transformed" and judged.config["assert"]["prompt"] == "Grade {output} against {criteria}"
+    # options.provider grades the model-graded assertions (promptfoo's grading.provider), not `contains`
+    assert judged.type == "with_provider" and judged.config["provider"]["ref"] == "openai:gpt-4o"
+    assert judged.config["assert"]["type"] == "transformed"
+    assert judged.config["assert"]["assert"]["prompt"] == "Grade {output} against {criteria}"
     assert any("options.runSerially" in w for w in warnings)
-    assert any("options.provider" in w and "judge target" in w for w in warnings)
+    assert not any("options.provider" in w for w in warnings)
 
 
 def test_assertion_threshold_weight_metric_config_and_rubric_prompt(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ openai:gpt-4o``, ``openai:embedding:text-embedding-3-small``, ``./customProvider
   id and its ``config`` exactly as a suite provider: ``apiBaseUrl``, ``apiKeyEnvar``, else
   ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` from the environment); its model is the judge
   model, and for ``openai:embedding:MODEL`` also the embedding model;
+* ``unavailable``: none (a by-kind provider lacking the kind the type asks for): every grade is
+  an error saying so, as promptfoo's assertion fails;
 * ``script``: a JavaScript or Python provider file (relative to the suite's folder), run in
   the sandbox for each grade (``_provider_script``): ``callEmbeddingApi`` for
   ``semantic_sim``, ``callApi`` for judges. It gets no secrets and no network.
@@ -33,12 +35,16 @@ class GradingProvider(Params):
     ref: str = Field(min_length=1)  # the provider as the config wrote it
     openai: dict[str, Any] | None = None
     script: str | None = None
+    # Why promptfoo finds no provider for this assertion (a by-kind provider without the kind it
+    # asks for): promptfoo's getGradingProvider throws, so the assertion fails there; an error grade here.
+    unavailable: str | None = None
     embedding_model: str | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> "GradingProvider":
-        if (self.openai is None) == (self.script is None):
-            raise ValueError("a grading provider is either `openai` (a target mapping) or `script` (a file)")
+        if [self.openai, self.script, self.unavailable].count(None) != 2:
+            raise ValueError("a grading provider is one of `openai` (a target mapping), `script` (a file) "
+                             "or `unavailable` (the reason there is none)")
         if self.openai is not None:
             OpenAITargetConfig.model_validate(self.openai)
         return self
@@ -66,6 +72,8 @@ class WithProvider(Grader[WithProviderParams]):
 
     async def agrade(self, params: WithProviderParams, inp: GradeInput) -> Outcome:
         spec = params.provider
+        if spec.unavailable is not None:
+            return Outcome(0.0, spec.unavailable, {"grading_provider": spec.ref}, status="error")
         if spec.script is not None:
             from pathlib import Path
 

@@ -140,9 +140,6 @@ class Loader:
             refused["transformVars"] = "a JavaScript transform of the variables"
             refused["disableConversationVar"] = "promptfoo's _conversation variable"
         self.refuse_in(raw.doc, options, path, refused)
-        if "provider" in options:
-            self.ctx.warnings.append(f"{raw.doc.file}: options.provider: model-graded assertions are graded "
-                                     "by the suite's judge target (targets.yaml)")
         if options.get("runSerially"):
             self.ctx.warnings.append(f"{raw.doc.file}: options.runSerially: cases run with the target's "
                                      "concurrency; set evaluateOptions.maxConcurrency: 1 to serialise")
@@ -254,7 +251,9 @@ class Loader:
                     by_vars[key] = convert_assertions(
                         self.ctx, doc, path + ("assert",),
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
-                        self.dialect, filled, self.doc.data, [transform] if transform else None)
+                        self.dialect, filled, self.doc.data, [transform] if transform else None,
+                        (options["provider"], path + ("options", "provider") if "provider" in (data.get("options")
+                         or {}) else ("defaultTest", "options", "provider")) if "provider" in options else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
                     by_vars[key] += self.scoring_function(doc, path, merged)
                 settings = prompt_settings(self.ctx, doc, prompt, runs_on)

@@ -139,8 +139,10 @@ def rubric_prompt(raw: Any, variables: dict[str, Any]) -> str:
 
 def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
                       dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
-                      root: Any = None, transforms: list[str] | None = None) -> Assertion | None:
-    """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded)."""
+                      root: Any = None, transforms: list[str] | None = None,
+                      default_provider: tuple[Any, tuple[Any, ...]] | None = None) -> Assertion | None:
+    """One promptfoo/AgentV ``assert`` item as our validated ``Assertion`` (None: errors recorded).
+    ``default_provider``: the test's ``options.provider`` and where it is written."""
     if isinstance(raw, str) and dialect == "agentv":
         return parse_assertion({"type": "llm_judge", "rubric": raw}, doc, path, ctx.errors)
     if isinstance(raw, dict) and set(raw) == {"$ref"}:
@@ -164,7 +166,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     base = kind.removeprefix("not-")
     grading_provider = None
     if "provider" in raw and not script:  # on a script, AgentV's model proxy: passed on with a warning (below)
-        grading_provider = assertion_provider(ctx, doc, path + ("provider",), raw["provider"])
+        grading_provider = assertion_provider(ctx, doc, path + ("provider",), raw["provider"], base)
         if grading_provider is None:
             return None
     try:
@@ -237,6 +239,15 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             return None
         outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
         built = {"type": "transformed", "transform": steps, "assert": built, **outer}
+    if grading_provider is None and default_provider is not None and not script:
+        # a test's `options.provider` (also from defaultTest): promptfoo's grading.provider of every
+        # model-graded assertion without its own; the other types do not read it
+        judged = get_grader(str((built.get("assert") or {}).get("type") if built["type"] == "transformed"
+                                else built["type"]))
+        if base not in COMPARE_TYPES and judged is not None and judged.needs_judge:
+            grading_provider = assertion_provider(ctx, doc, default_provider[1], default_provider[0], base)
+            if grading_provider is None:
+                return None
     if grading_provider is not None:
         grader = get_grader(str((built.get("assert") or {}).get("type") if built["type"] == "transformed"
                                 else built["type"]))
@@ -261,16 +272,59 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     return parse_assertion(built, doc, path, ctx.errors)
 
 
-def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> dict[str, Any] | None:
+PROVIDER_KINDS = ("text", "embedding", "classification")
+
+
+def _kind_needed(base: str) -> str:
+    """Which entry of a by-kind provider (``{text: ..., embedding: ...}``) promptfoo's
+    getGradingProvider takes for this type: the similarity types ask for ``embedding``."""
+    return "embedding" if base == "similar" or base.startswith("similar:") else "text"
+
+
+def _provider_by_kind(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                      base: str) -> dict[str, Any] | None:
+    """promptfoo's by-kind grading provider: the entry of the kind the type asks for. Without one,
+    promptfoo's getGradingProvider throws "Invalid provider definition for output type" and that
+    assertion fails while the others run: here its grades are errors saying so, and a stored
+    warning names it at load."""
+    need = _kind_needed(base)
+    if need not in raw:
+        where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
+        reason = (f"{where}: the grading provider has no `{need}` entry, which {base} needs (it names "
+                  f"{', '.join(sorted(raw))}); promptfoo fails the assertion: Invalid provider definition "
+                  f"for output type '{need}'")
+        if f"{doc.file}: {reason}" not in ctx.warnings:
+            ctx.warnings.append(f"{doc.file}: {reason}")
+        return {"ref": f"{{{', '.join(sorted(raw))}}}", "unavailable": reason}
+    chosen = assertion_provider(ctx, doc, path + (need,), raw[need], base)
+    if chosen is None or base != "answer-relevance" or "embedding" not in raw:
+        return chosen
+    # answer-relevance asks promptfoo for both: questions from `text`, similarity from `embedding`.
+    embedding = assertion_provider(ctx, doc, path + ("embedding",), raw["embedding"], "similar")
+    if embedding is None:
+        return None
+    same_server = {k: v for k, v in (embedding.get("openai") or {}).items() if k not in ("name", "model")} == \
+        {k: v for k, v in (chosen.get("openai") or {}).items() if k not in ("name", "model")}
+    if chosen.get("openai") is None or not embedding.get("embedding_model") or not same_server:
+        ctx.error(doc, path, "answer-relevance with `text` and `embedding` grading providers on different "
+                  "servers (or a script) is not supported", "both on the same OpenAI-compatible server")
+        return None
+    return {**chosen, "ref": f"{chosen['ref']} + {embedding['ref']}", "embedding_model": embedding["embedding_model"]}
+
+
+def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
+                       base: str = "llm-rubric") -> dict[str, Any] | None:
     """An assertion's grading ``provider`` as ``with_provider``'s mapping: an ``openai:`` or
     ``litellm:`` id (chat or ``embedding``; LiteLLM's defaults as its providers under test), as a
     suite provider with its ``config``, or a .js/.py provider file beside
     the config. Anything else is refused in one line (errors recorded, None)."""
+    if isinstance(raw, dict) and "id" not in raw and raw and set(raw) <= set(PROVIDER_KINDS):
+        return _provider_by_kind(ctx, doc, path, raw, base)
     pid, config = (raw.get("id"), raw.get("config") or {}) if isinstance(raw, dict) else (raw, {})
     if not isinstance(pid, str) or not pid or not isinstance(config, dict) or \
             (isinstance(raw, dict) and set(raw) - {"id", "config", "label"}):
-        ctx.error(doc, path, "a grading provider by kind (text / embedding) or without an id is not supported",
-                  "a provider id (openai:..., a .js or .py file) or {id, config}")
+        ctx.error(doc, path, "invalid grading provider",
+                  "a provider id (openai:..., a .js or .py file), {id, config} or {text: ..., embedding: ...}")
         return None
     if pid.startswith(("openai:", "litellm:")):
         proxy, parts = pid.split(":")[0], pid.split(":")
@@ -318,14 +372,16 @@ def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, di
 
 def convert_assertions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any,
                        dialect: str = "promptfoo", variables: dict[str, Any] | None = None,
-                       root: Any = None, transforms: list[str] | None = None) -> list[Assertion]:
+                       root: Any = None, transforms: list[str] | None = None,
+                       default_provider: tuple[Any, tuple[Any, ...]] | None = None) -> list[Assertion]:
     if raw is None:
         return []
     if not isinstance(raw, list):
         ctx.error(doc, path, f"got {type(raw).__name__}", "a list of assertions")
         return []
     out = [a for i, item in enumerate(raw)
-           if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms))]
+           if (a := convert_assertion(ctx, doc, path + (i,), item, dialect, variables, root, transforms,
+                                      default_provider))]
     if len(out) == len(raw):  # max-score's weights are keyed by type: it is told each position's type
         types = [str(item.get("type", "")) if isinstance(item, dict) else "llm-rubric" for item in raw]
         out = [a.model_copy(update={"config": {**a.config, "assertion_types": types}})
