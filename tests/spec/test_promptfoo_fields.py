@@ -355,3 +355,21 @@ def test_a_config_without_tests_runs_each_prompt_once_as_promptfoo_compares_raw_
     assert any("tests: none, so each prompt runs once" in w for w in warnings)
     assert "red-team generation" in refusal(tmp_path, "prompts: ['{{ prompt }}']\nproviders: [echo]\n"
                                                       "redteam: {plugins: [harmful]}\n")
+
+
+@pytest.mark.parametrize(("body", "where", "instead"), [
+    ("tests:\n  - vars: {q: '{{ item }}'}\n    matrix: [{item: [a, b]}]\n", "tests[0].matrix", "a list in `vars`"),
+    ("tests:\n  - dataset: file://logs.csv\n", "tests[0].dataset", "`tests: file://data.csv`"),
+    ("plugins: [{id: openai-moderation}]\ntests: [{vars: {q: x}}]\n", "plugins", "`redteam.plugins`"),
+])
+def test_fields_promptfoo_lacks_say_how_promptfoo_spells_them(tmp_path: Path, body: str, where: str,
+                                                               instead: str) -> None:
+    line = refusal(tmp_path, HEAD + body)
+    assert f"{where}: unknown field" in line and "promptfoo ignores it" in line and instead in line
+
+
+def test_a_script_provider_given_by_a_python_field_says_how_to_name_it(tmp_path: Path) -> None:
+    line = refusal(tmp_path, "prompts: ['{{ q }}']\nproviders:\n  - {id: my-agent, python: agent.py}\n"
+                             "tests: [{vars: {q: x}}]\n")
+    assert "providers[0].python: unknown field 'python'" in line and "Could not identify provider" in line
+    assert "`id: file://path/provider.py`" in line

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.spec.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.loaders.promptfoo_hints import with_hints
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext, content_text
 from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
@@ -416,7 +417,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     if dialect == "promptfoo":
         apply_env(ctx, doc, raw.get("env"), list(loader.providers.values()))
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
-        raise SpecErrors(list(dict.fromkeys(ctx.errors)))
+        raise SpecErrors(with_hints(list(dict.fromkeys(ctx.errors))))
     tags = [f"{k}:{v}" for k, v in t.items()] if isinstance(t := raw.get("tags") or [], dict) else [str(x) for x in t]
     suite = Suite(
         name=str(raw.get("name") or doc.file.stem), description=raw.get("description"),
