@@ -35,6 +35,7 @@ from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection
+from eval_pipelines.spec.loaders.promptfoo_providers import PROMPTFOO_GRADER
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import LoadedSkill
 from eval_pipelines.store import tables
@@ -260,6 +261,10 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named
 
     api_key, base_url = resolve_connection(config, ctx.env([config.api_key_env, config.base_url_env]))
+    if stored.suite.judge == PROMPTFOO_GRADER and not (api_key or base_url):
+        return None  # promptfoo's default grader needs OpenAI (a key or a server): "no judge", not a failed call
+    if config.embedding_model:
+        return OpenAIJudge(config, api_key=api_key, base_url=base_url, embedding_model=config.embedding_model)
     return OpenAIJudge(config, api_key=api_key, base_url=base_url)
 
 

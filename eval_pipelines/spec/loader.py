@@ -13,6 +13,7 @@ from eval_pipelines.spec.loaders.agentv_head import load_eval_yaml_head
 from eval_pipelines.spec.loaders.agentv_v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.spec.loaders.eval_yaml import load_eval_yaml
 from eval_pipelines.spec.loaders.promptfoo import load_promptfoo
+from eval_pipelines.spec.loaders.promptfoo_providers import PROMPTFOO_GRADER, PROMPTFOO_GRADER_CONFIG
 from eval_pipelines.spec.loaders.harness import is_harness, load_harness
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.spec.package import SkillPackage, inside_package, open_package, suite_files
@@ -186,6 +187,9 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
         suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
     if suite.judge is None:
         suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
+        if suite.judge is None and suite.format == "promptfoo":  # promptfoo grades with its default provider
+            targets[PROMPTFOO_GRADER] = OpenAITargetConfig.model_validate(PROMPTFOO_GRADER_CONFIG)
+            suite.judge = PROMPTFOO_GRADER
     elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
         raise SpecErrors.single(suite_file, f"judge {suite.judge!r} is not an OpenAI-compatible target",
                                 path=("judge",), expected="the name of a `type: openai` target")

@@ -87,8 +87,19 @@ def test_missing_inputs_are_one_line_errors(tmp_path: Path, asserts: str, variab
     assert needle in str(caught.value).splitlines()[0]
 
 
-def test_the_example_grader_output_config_loads() -> None:
-    suite, warnings = load_suite(EXAMPLES / "eval-context-relevance-grader-output" / "promptfooconfig.yaml")
+def test_the_example_grader_output_config_loads(tmp_path: Path) -> None:
+    """Its options.provider names a judge script the corpus does not hold (third-party code): refused
+    for that file; with a judge script of ours beside a copy, the test's assertion is graded by it."""
+    example = EXAMPLES / "eval-context-relevance-grader-output" / "promptfooconfig.yaml"
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(example)
+    assert "tests[0].options.provider.text: file not found: file://./judge-provider.mjs" in str(caught.value)
+    (tmp_path / "promptfooconfig.yaml").write_bytes(example.read_bytes())
+    (tmp_path / "judge-provider.mjs").write_text(
+        "export default class Judge { id() { return 'judge'; } async callApi() { return { output: '{}' }; } }\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
     assertion = suite.tests[0].assertions[0]
-    assert assertion.type == "llm_judge" and assertion.config["threshold"] == 0.8
-    assert "Paris is the capital of France." in assertion.config["rubric"]
+    assert assertion.type == "with_provider" and assertion.config["provider"]["script"] == "judge-provider.mjs"
+    judged = assertion.config["assert"]
+    assert judged["type"] == "llm_judge" and judged["threshold"] == 0.8
+    assert "Paris is the capital of France." in judged["rubric"]

@@ -128,3 +128,60 @@ tests:
     assert grades == [(0, True, "graded"), (1, True, "graded")]  # echo answers with the text itself: cosine 1
     assert sorted((p, b.get("model")) for p, b in zip(fake_openai.paths, fake_openai.requests)) == [
         ("/v1/chat/completions", "grader-model"), ("/v1/embeddings", "embed-model")]
+
+
+def _run_default_graded(tmp_path: Path, fake_openai, capsys) -> list[tuple]:  # noqa: ANN001
+    fake_openai.script = ['{"reason": "It greets.", "pass": true, "score": 1}']  # the one chat request: the judge
+    (tmp_path / "promptfooconfig.yaml").write_text(HEAD + """
+tests:
+  - vars: {q: hello there}
+    assert:
+      - {type: llm-rubric, value: greets the reader}
+      - {type: similar, value: hello there, threshold: 0.99}
+""")
+    code = main(["run", str(tmp_path / "promptfooconfig.yaml"), "--db", str(tmp_path / "r.duckdb")])
+    capsys.readouterr()
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED)
+    with connect(tmp_path / "r.duckdb") as con:
+        return con.execute("SELECT assertion_index, passed, status, reason, details FROM grades "
+                           "ORDER BY assertion_index").fetchall()
+
+
+def test_without_a_judge_target_promptfoo_configs_grade_with_promptfoos_default_grader(
+        tmp_path: Path, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """promptfoo grades with its default providers (src/providers/openai/defaults.ts): the chat
+    model gpt-5.5-2026-04-23 and the embedding model text-embedding-3-large, at OpenAI's address
+    (here OPENAI_BASE_URL, the fake server)."""
+    monkeypatch.chdir(tmp_path)  # no targets.yaml here: no `judge` or `default` target
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    grades = _run_default_graded(tmp_path, fake_openai, capsys)
+    assert [g[:3] for g in grades] == [(0, True, "graded"), (1, True, "graded")]
+    assert sorted((p, b.get("model")) for p, b in zip(fake_openai.paths, fake_openai.requests)) == [
+        ("/v1/chat/completions", "gpt-5.5-2026-04-23"), ("/v1/embeddings", "text-embedding-3-large")]
+
+
+def test_without_openai_settings_the_default_grader_is_no_judge(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    grades = _run_default_graded(tmp_path, fake_openai, capsys)
+    assert grades[0][:3] == (0, False, "error") and "OPENAI_API_KEY or OPENAI_BASE_URL" in grades[0][3]
+    assert grades[1][:3] == (1, True, "graded") and '"embeddings": "local"' in grades[1][4]  # offline, as before
+    assert fake_openai.request_count == 0  # never a call to OpenAI without settings
+
+
+def test_a_judge_target_of_the_project_wins_over_promptfoos_default(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    (tmp_path / "targets.yaml").write_text(
+        f"targets:\n  - {{name: judge, type: openai, model: our-judge, base_url: '{fake_openai.base_url}'}}\n")
+    grades = _run_default_graded(tmp_path, fake_openai, capsys)
+    assert grades[0][:3] == (0, True, "graded")
+    assert ("/v1/chat/completions", "our-judge") in [(p, b.get("model")) for p, b in
+                                                      zip(fake_openai.paths, fake_openai.requests)]

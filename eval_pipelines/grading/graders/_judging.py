@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from eval_pipelines.spec.models import TestCase
 
 NO_JUDGE_REASON = ("no judge model configured: define a target named `judge` (type openai) "
-                   "or set `judge:` in the suite")
+                   "or set `judge:` in the suite (a promptfoo config grades with promptfoo's default "
+                   "grader, OpenAI's, once OPENAI_API_KEY or OPENAI_BASE_URL is set)")
 # The outer pass rule of grading.py for an assertion without its own minimum.
 OUTER_PASS = 0.8
 MAX_ATTEMPTS = 3

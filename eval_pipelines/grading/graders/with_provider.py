@@ -89,7 +89,7 @@ class WithProvider(Grader[WithProviderParams]):
                 return Outcome(0.0, f"grading provider {spec.ref}: neither {config.api_key_env} nor a base URL "
                                f"({config.base_url_env}) is set", {"grading_provider": spec.ref}, status="error")
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url,
-                                embedding_model=spec.embedding_model or DEFAULT_EMBEDDING_MODEL)
+                                embedding_model=spec.embedding_model or config.embedding_model or DEFAULT_EMBEDDING_MODEL)
         try:
             assert inp.grade_nested is not None  # set by grading.dispatch
             grade = await inp.grade_nested(dict(params.assert_), 0, replace(inp, judge=judge, grade_nested=None))

@@ -33,6 +33,8 @@ class OpenAITargetConfig(_TargetBase):
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
+    # As a judge: the embedding model `similar` / `semantic_sim` asks this server for (else the judge's default).
+    embedding_model: str | None = None
     # Sent as the chat request's `response_format` (structured output), e.g. {type: json_object}.
     response_format: dict[str, Any] | None = None
     requests_per_minute: int | None = Field(default=None, ge=1)

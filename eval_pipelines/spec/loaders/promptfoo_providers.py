@@ -63,6 +63,12 @@ print(output if isinstance(output, str) else json.dumps(output))
 """
 _NAME_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 LITELLM_BASE_DEFAULT = "http://0.0.0.0:4000"  # promptfoo's createLiteLLMProvider default
+# promptfoo's default grading and embedding providers when no other is configured
+# (src/providers/openai/defaults.ts): the judge of a promptfoo suite when the project defines
+# neither a `judge` nor a `default` target, at OPENAI_BASE_URL with OPENAI_API_KEY.
+PROMPTFOO_GRADER = "promptfoo-default-grader"
+PROMPTFOO_GRADER_CONFIG = {"name": PROMPTFOO_GRADER, "type": "openai", "model": "gpt-5.5-2026-04-23",
+                           "embedding_model": "text-embedding-3-large", "temperature": None}
 
 
 @dataclass
