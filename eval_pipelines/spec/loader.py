@@ -187,9 +187,6 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
         suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
     if suite.judge is None:
         suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
-        if suite.judge is None and suite.format == "promptfoo":  # promptfoo grades with its default provider
-            targets[PROMPTFOO_GRADER] = OpenAITargetConfig.model_validate(PROMPTFOO_GRADER_CONFIG)
-            suite.judge = PROMPTFOO_GRADER
     elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
         raise SpecErrors.single(suite_file, f"judge {suite.judge!r} is not an OpenAI-compatible target",
                                 path=("judge",), expected="the name of a `type: openai` target")
@@ -202,6 +199,9 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
             expected="names defined in targets.yaml: " + ", ".join(sorted(targets)) if targets
             else "a targets.yaml defining at least one target",
         )
+    if suite.judge is None and suite.format == "promptfoo":  # promptfoo grades with its default provider
+        targets[PROMPTFOO_GRADER] = OpenAITargetConfig.model_validate(PROMPTFOO_GRADER_CONFIG)
+        suite.judge = PROMPTFOO_GRADER
 
 
 def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
