@@ -98,7 +98,11 @@ def test_script_assertion_files_and_errors(tmp_path: Path) -> None:
     g = grade({"type": "python", "value": "file://check.py"}, "xyz", suite_dir=tmp_path)
     assert g.passed and g.reason == "ok xyz"
     broken = grade({"type": "javascript", "value": "output.nope()"}, "x")
-    assert broken.status == "error" and "failed to run" in broken.reason
+    # the thrown error's own message (promptfoo: "Custom function threw error: ..."), not a stack's tail
+    assert broken.status == "error" and broken.reason == "javascript assertion threw TypeError: output.nope is not a function"
+    syntax = grade({"type": "python", "value": "1 if output == 'it's' else 0"}, "x")
+    assert syntax.status == "error" and syntax.reason.startswith("python assertion threw SyntaxError: ")
+    assert "(line 1: return 1 if output == 'it's' else 0)" in syntax.reason
 
 
 def test_transforms_rewrite_the_output_before_the_nested_assertion(tmp_path: Path) -> None:

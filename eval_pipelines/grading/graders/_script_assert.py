@@ -54,7 +54,10 @@ const req = JSON.parse(fs.readFileSync(0, 'utf8'));
   }
   const result = await fn(output, req.context);
   process.stdout.write('\n' + JSON.stringify({result: result === undefined ? null : result}) + '\n');
-})().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); });
+})().catch((e) => {  // the code threw: its message (a stack's tail would hide it), as promptfoo reports it
+  const text = e && e.name ? `${e.name}: ${e.message}` : String(e);
+  process.stdout.write('\n' + JSON.stringify({threw: text.slice(0, 500)}) + '\n');
+});
 """
 PY_RUNNER = r"""
 import importlib.util, json, sys, textwrap
@@ -68,7 +71,12 @@ else:
     code = req["code"]
     body = code if ("\n" in code.strip() or "return" in code) else "return " + code
     scope = {}
-    exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
+    try:
+        exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
+    except SyntaxError as exc:
+        print()
+        print(json.dumps({"threw": f"SyntaxError: {exc.msg} (line {(exc.lineno or 2) - 1}: {(exc.text or '').strip()})"}))
+        sys.exit(0)
     fn = scope["_assert"]
 output = req["output"]
 if req.get("output_json"):
@@ -76,7 +84,12 @@ if req.get("output_json"):
         output = json.loads(output)
     except ValueError:  # promptfoo keeps the text when it does not parse
         pass
-result = fn(output, req["context"])
+try:
+    result = fn(output, req["context"])
+except Exception as exc:  # the code raised: its message, as promptfoo reports it
+    print()
+    print(json.dumps({"threw": f"{type(exc).__name__}: {exc}"[:500]}))
+    sys.exit(0)
 print()
 print(json.dumps({"result": result}, default=str))
 """
@@ -145,7 +158,8 @@ async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: 
         return False, f"{why}; {result.stderr_tail(300)}"
     lines = [line for line in result.stdout_text().splitlines() if line.strip()]
     try:
-        return True, json.loads(lines[-1])["result"]
+        reply = json.loads(lines[-1])
+        return (False, f"threw {reply['threw']}") if "threw" in reply else (True, reply["result"])
     except (IndexError, ValueError, KeyError, TypeError):
         return False, "printed no result"
 
@@ -154,7 +168,8 @@ async def run_script_assert(language: str, params: ScriptAssertParams, inp: Grad
     request = {"output": inp.output, "context": _context(inp, params), "output_json": params.output_json}
     ok, raw = await _run(params.value, request, inp, params.timeout_ms, params.memory_mb, "get_assert", language)
     if not ok:
-        return Outcome(0.0, f"{language} assertion failed to run: {raw}", status="error")
+        what = raw if str(raw).startswith("threw ") else f"failed to run: {raw}"
+        return Outcome(0.0, f"{language} assertion {what}", status="error")
     return read_result(raw, params.threshold)
 
 
