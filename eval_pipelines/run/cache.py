@@ -58,6 +58,9 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
     }
     if getattr(config, "response_format", None) is not None:  # only when set: earlier keys stay valid
         key["target"]["response_format"] = config.response_format
+    for field in ("tools", "tool_choice"):  # offered tools change the answer
+        if getattr(config, field, None) is not None:
+            key["target"][field] = getattr(config, field)
     if getattr(request, "model_settings", None):
         key["model_settings"] = request.model_settings
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()

@@ -164,8 +164,15 @@ async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: 
         return False, "printed no result"
 
 
+def is_tool_call_output(inp: GradeInput) -> bool:
+    """The output is the JSON of tool calls a target was offered and did not answer (its own
+    ``tools``): promptfoo hands scripts and transforms that output as the calls, not as text."""
+    return any(step.get("answered") is False for step in inp.trace)
+
+
 async def run_script_assert(language: str, params: ScriptAssertParams, inp: GradeInput) -> Outcome:
-    request = {"output": inp.output, "context": _context(inp, params), "output_json": params.output_json}
+    request = {"output": inp.output, "context": _context(inp, params),
+               "output_json": params.output_json or is_tool_call_output(inp)}
     ok, raw = await _run(params.value, request, inp, params.timeout_ms, params.memory_mb, "get_assert", language)
     if not ok:
         what = raw if str(raw).startswith("threw ") else f"failed to run: {raw}"

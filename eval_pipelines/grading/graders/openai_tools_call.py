@@ -1,9 +1,11 @@
 """``openai_tools_call`` (promptfoo's ``is-valid-openai-tools-call``): the model answered with
 tool calls, each naming a tool the test offers and with arguments valid against its parameters.
 
-The calls are read from the run's trace (the tool-calling loop records them), else from
-the output as JSON (a list of ``{function: {name, arguments}}`` or ``{name, arguments}``).
-Scored 1 or 0; a test that offers no tools is an ``error`` grade.
+The calls are read from the run's trace (the tool-calling loop records them, and a target
+offering its own ``tools`` records the calls it answered with), else from the output as JSON (a
+list of ``{function: {name, arguments}}`` or ``{name, arguments}``). The tools are the test's,
+else the providers' ``config.tools`` (promptfoo checks against those). Scored 1 or 0; no tools is
+an ``error`` grade.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from eval_pipelines.grading.graders.contains_json import json_values
 
 
 class ToolsCallParams(Params):
-    pass
+    # The providers' own OpenAI tool definitions (promptfoo's provider `config.tools`), set by the
+    # promptfoo loader; a test's `tools` win.
+    tools: list[dict[str, Any]] = []
 
 
 def _calls(inp: GradeInput) -> list[tuple[str, Any]]:
@@ -42,7 +46,9 @@ class OpenAIToolsCall(Grader[ToolsCallParams]):
     def grade(self, params: ToolsCallParams, inp: GradeInput) -> Outcome:
         from jsonschema.validators import Draft202012Validator, validator_for
 
-        tools = {t.name: t for t in inp.case.tools}
+        tools = {t.name: t.parameters for t in inp.case.tools} or {
+            str(body.get("name")): body.get("parameters") or {"type": "object"}
+            for t in params.tools if isinstance(body := t.get("function", t), dict)}
         if not tools:
             return Outcome(0.0, "the test offers no tools to check the calls against", status="error")
         calls = _calls(inp)
@@ -56,7 +62,7 @@ class OpenAIToolsCall(Grader[ToolsCallParams]):
                     args = json.loads(args)
                 except ValueError:
                     return Outcome.binary(False, f"{name}: arguments are not JSON", calls=len(calls))
-            schema = tools[name].parameters
+            schema = tools[name]
             problem = next(iter(validator_for(schema, default=Draft202012Validator)(schema).iter_errors(args)), None)
             if problem is not None:
                 return Outcome.binary(False, f"{name}: {problem.message}", calls=len(calls))

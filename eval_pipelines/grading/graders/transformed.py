@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
-from eval_pipelines.grading.graders._script_assert import run_transform
+from eval_pipelines.grading.graders._script_assert import is_tool_call_output, run_transform
 
 
 class TransformedParams(Params):
@@ -48,6 +48,11 @@ class Transformed(Grader[TransformedParams]):
 
     async def agrade(self, params: TransformedParams, inp: GradeInput) -> Outcome:
         value: Any = inp.output
+        if is_tool_call_output(inp):  # the calls, as promptfoo's transform gets them
+            try:
+                value = json.loads(inp.output)
+            except (TypeError, ValueError):
+                pass
         for code in params.transform:
             ok, value = await run_transform(code, value, inp, params.timeout_ms)
             if not ok:

@@ -35,6 +35,11 @@ class OpenAITargetConfig(_TargetBase):
     max_tokens: int | None = Field(default=None, ge=1)
     # As a judge: the embedding model `similar` / `semantic_sim` asks this server for (else the judge's default).
     embedding_model: str | None = None
+    # Tools offered to the model as written (promptfoo's provider `config.tools`, `tool_choice`), never
+    # answered here (no canned results, unlike a test's `tools`): one call, and a reply with tool calls
+    # is the output (the calls as JSON; with text too, the whole message), as promptfoo's chat provider.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None
     # Sent as the chat request's `response_format` (structured output), e.g. {type: json_object}.
     response_format: dict[str, Any] | None = None
     requests_per_minute: int | None = Field(default=None, ge=1)

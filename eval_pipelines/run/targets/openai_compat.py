@@ -228,6 +228,10 @@ class OpenAITarget:
             body["max_tokens"] = self.config.max_tokens
         if self.config.response_format is not None:
             body["response_format"] = self.config.response_format
+        if self.config.tools is not None and not (extra or {}).get("tools"):  # a test's own tools loop wins
+            body["tools"] = self.config.tools
+            if self.config.tool_choice is not None:
+                body["tool_choice"] = self.config.tool_choice
         body.update(extra or {})
         started = time.perf_counter()
         last_error = "no attempt made"
@@ -262,11 +266,14 @@ class OpenAITarget:
                 # One model call (that failed); its HTTP retries are in `attempts`.
                 attempts=result.attempts, llm_calls=1,
             )
+        output, trace = offered_tool_output(reply) if self.config.tools is not None else (reply.content or "", [])
         return ModelOutput(
             test_id=request.test_id,
             target=self.name,
             trial=request.trial,
-            output=reply.content or "",
+            output=output,
+            trace=trace,
+            tool_calls=len(trace),
             latency_ms=result.latency_ms,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
@@ -374,3 +381,26 @@ class OpenAITarget:
     async def aclose(self) -> None:
         await self._client.close()
 
+
+
+def offered_tool_output(reply: Reply) -> tuple[str, list[dict[str, Any]]]:
+    """The output of a call offered the target's own ``tools`` and the calls as trace items
+    (``answered: False``, ``result`` None: nothing answered them). promptfoo's chat provider (src/providers/openai/
+    chat.ts): text and calls give the whole message, calls alone the list of calls, else the text."""
+    calls = [{"id": c.get("id"), "type": c.get("type", "function"), "function": c.get("function")}
+             if isinstance(c.get("function"), dict) else c for c in reply.tool_calls or []]
+    if not calls:
+        return reply.content or "", []
+    trace = []
+    for index, call in enumerate(calls):
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments")
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            args = arguments
+        trace.append({"tool": str(function.get("name") or ""), "args": args, "result": None, "step": 1,
+                      "call_id": call.get("id") or f"call_1_{index}", "answered": False})
+    if reply.content:
+        return json.dumps({"role": "assistant", "content": reply.content, "tool_calls": calls}), trace
+    return json.dumps(calls), trace

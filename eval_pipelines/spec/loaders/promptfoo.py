@@ -50,7 +50,7 @@ from eval_pipelines.spec.loaders.promptfoo_evaluate import (  # noqa: F401 (the 
     AGENTV_EVALUATE_NAMES, EVALUATE_KEYS, read_evaluate_options,
 )
 from eval_pipelines.spec.loaders.promptfoo_filters import filter_environment, parse_filters
-from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions
+from eval_pipelines.spec.loaders.promptfoo_functions import attach_functions, attach_tools
 from eval_pipelines.spec.loaders.promptfoo_history import VARIABLE as CONVERSATION, Conversations
 from eval_pipelines.spec.loaders.promptfoo_pairing import (
     allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
@@ -256,6 +256,8 @@ class Loader:
                         (options["provider"], path + ("options", "provider") if "provider" in (data.get("options")
                          or {}) else ("defaultTest", "options", "provider")) if "provider" in options else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
+                    attach_tools(self.ctx, doc, path + ("assert",), by_vars[key], [(p.config or {}).get("tools")
+                                                                                     for p in runs_on])
                     by_vars[key] += self.scoring_function(doc, path, merged)
                 settings = prompt_settings(self.ctx, doc, prompt, runs_on)
                 assertions = with_parsed_output(self.ctx, doc, by_vars[key], settings, runs_on)

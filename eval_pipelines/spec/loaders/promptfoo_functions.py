@@ -38,25 +38,39 @@ def provider_functions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], p
     return raw
 
 
-def _graders(assertion: Assertion) -> list[dict[str, Any]]:
-    """The config mappings of ``openai_function_call`` graders in an assertion (also wrapped)."""
-    if assertion.type == GRADER:
+def _graders(assertion: Assertion, grader: str = GRADER) -> list[dict[str, Any]]:
+    """The config mappings of ``grader`` graders in an assertion (also wrapped)."""
+    if assertion.type == grader:
         return [assertion.config]
     inner = assertion.config.get("assert")
     items = inner if isinstance(inner, list) else [inner]
-    return [i for i in items if isinstance(i, dict) and i.get("type") == GRADER]
+    return [i for i in items if isinstance(i, dict) and i.get("type") == grader]
 
 
 def attach_functions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
                      lists: list[list[dict[str, Any]] | None]) -> None:
     """Give each function-call check of a test the functions of the providers it runs on."""
-    configs = [c for a in assertions for c in _graders(a)]
+    _attach(ctx, doc, path, assertions, lists, GRADER, "functions", "is-valid-openai-function-call")
+
+
+def attach_tools(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
+                 lists: list[list[dict[str, Any]] | None]) -> None:
+    """Give each tools-call check of a test the ``config.tools`` of the providers it runs on
+    (promptfoo's is-valid-openai-tools-call checks against the provider's tools); a test's own
+    ``tools`` still win in the grader."""
+    if any(t is not None for t in lists):
+        _attach(ctx, doc, path, assertions, lists, "openai_tools_call", "tools", "is-valid-openai-tools-call")
+
+
+def _attach(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
+            lists: list[list[dict[str, Any]] | None], grader: str, key: str, kind: str) -> None:
+    configs = [c for a in assertions for c in _graders(a, grader)]
     if not configs:
         return
     given = [f for f in lists if f is not None]
     if any(f != given[0] for f in given[1:]):
-        ctx.error(doc, path, "is-valid-openai-function-call: the test's providers give different `functions`",
-                  "providers with the same config.functions, or `providers:` on the test to pick one")
+        ctx.error(doc, path, f"{kind}: the test's providers give different `{key}`",
+                  f"providers with the same config.{key}, or `providers:` on the test to pick one")
         return
     for config in configs:
-        config["functions"] = given[0] if given else []
+        config[key] = given[0] if given else []

@@ -6,7 +6,8 @@ characters a target name cannot hold replaced by ``-``):
 * ``openai:chat:MODEL``, ``openai:MODEL``, and any ``openai:*`` id with
   ``config.apiBaseUrl``/``apiHost`` (an OpenAI-compatible server): an ``openai``
   target; ``config.apiKeyEnvar`` names the key's variable, ``temperature``,
-  ``max_tokens`` and ``response_format`` are applied; other config keys are listed in a warning.
+  ``max_tokens``, ``response_format``, ``tools`` and ``tool_choice`` are applied (the model's tool
+  calls are then the output, as promptfoo's); other config keys are listed in a warning.
   A literal ``config.apiKey`` is refused: secrets come from the environment.
 * ``litellm:MODEL`` / ``litellm:chat:MODEL``: promptfoo's LiteLLM provider is its OpenAI chat
   provider with other defaults (src/providers/litellm.ts): the base URL is ``config.apiBaseUrl``,
@@ -47,7 +48,7 @@ PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env"
 # promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
 _KEY_FROM_ENV = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}\s*$")
 OPENAI_CONFIG_APPLIED = {"apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
-                         "response_format"}
+                         "response_format", "tools", "tool_choice"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
 import importlib.util, json, sys
@@ -136,6 +137,19 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
         if fmt is None:
             return None
         target["response_format"] = fmt
+    if config.get("functionToolCallbacks") is not None:  # promptfoo runs them and answers with their results
+        ctx.error(doc, path + ("config", "functionToolCallbacks"), "functionToolCallbacks (code answering the "
+                  "model's tool calls) are not supported", "`tools` alone: the calls are the output")
+        return None
+    if config.get("tools") is not None:  # offered as written; the model's calls are the output
+        tools = _load_ref(ctx, doc, path + ("config", "tools"), config["tools"])
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            if tools is not None:
+                ctx.error(doc, path + ("config", "tools"), "invalid tools", "a list of OpenAI tool definitions")
+            return None
+        target["tools"] = tools
+        if config.get("tool_choice") is not None:
+            target["tool_choice"] = config["tool_choice"]
     ignored = sorted(set(config) - OPENAI_CONFIG_APPLIED)
     if ignored:
         ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(ignored)} not applied "
