@@ -78,7 +78,6 @@ SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaul
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
-REFUSED_KEYS: dict[str, str] = {}  # (extensions: promptfoo_extensions runs its hooks at load)
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
@@ -368,7 +367,6 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         if key in raw:
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
     if dialect == "promptfoo":
-        loader.refuse_in(doc, raw, (), REFUSED_KEYS)
         loader.hooks = Hooks.parse(ctx, doc, raw["extensions"]) if "extensions" in raw else None
         check_sidecars(ctx, doc, raw)
     filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}

@@ -110,6 +110,7 @@ class Hooks:
     changed_tests: int = 0
     seen_tests: int = 0
     changed_fields: set[str] = field(default_factory=set)
+    failed: bool = False  # beforeAll failed: beforeEach is not run (its one-line error is enough)
 
     @classmethod
     def parse(cls, ctx: LoadContext, doc: Document, raw: Any) -> Hooks:
@@ -124,18 +125,19 @@ class Hooks:
                 ctx.error(doc, path, f"extension {shown} is not a file:// reference (promptfoo runs a string "
                           "without file:// as inline JavaScript)", EXPECTED)
                 continue
-            named = entry.removeprefix("file://")
-            named = named.rsplit(":", 1)[0] if ":" in Path(named).name else named
+            named, function = entry.removeprefix("file://"), None
+            if ":" in Path(named).name:
+                named, function = named.rsplit(":", 1)
+            if function in ("afterEach", "afterAll"):  # said whether or not the file is there
+                ctx.error(doc, path, f"{function} hook {entry} is not run: promptfoo calls it with the run's "
+                          "results (afterEach's returned namedScores and metadata change the stored result); "
+                          "hooks run here only when the suite loads", "beforeAll or beforeEach hooks")
+                continue
             if Path(named).suffix.lower() not in PYTHON_SUFFIXES + JS_SUFFIXES + TS_SUFFIXES:
                 ctx.error(doc, path, f"extension file {Path(named).name} has an unsupported type", EXPECTED)
                 continue
             script = parse_script(ctx, doc, path, entry)  # TypeScript, a glob, a missing file: one line
             if script is None:
-                continue
-            if script.function in ("afterEach", "afterAll"):
-                ctx.error(doc, path, f"{script.function} hook {entry} is not run: promptfoo calls it with the "
-                          "run's results (afterEach's returned namedScores and metadata change the stored "
-                          "result); hooks run here only when the suite loads", "beforeAll or beforeEach hooks")
                 continue
             function = script.function or ("get_transform" if script.language == "python" else None)
             extension = Extension(script, function, i)
@@ -155,6 +157,13 @@ class Hooks:
     def before_all(self, prompts: list[Prompt], tests: list[RawTest], scenarios: Any, default: dict[str, Any],
                    derived: list[Any]) -> tuple[list[RawTest], Any, dict[str, Any], list[Any]]:
         """promptfoo's beforeAll: the tests, scenarios, defaultTest and derived metrics after it."""
+        errors = len(self.ctx.errors)
+        out = self._before_all(prompts, tests, scenarios, default, derived)
+        self.failed = len(self.ctx.errors) > errors
+        return out
+
+    def _before_all(self, prompts: list[Prompt], tests: list[RawTest], scenarios: Any, default: dict[str, Any],
+                    derived: list[Any]) -> tuple[list[RawTest], Any, dict[str, Any], list[Any]]:
         raw = self.doc.data
         default = {**default, "assert": default.get("assert") or []}
         parts = _plain({"tests": [t.data for t in tests], "scenarios": scenarios, "defaultTest": default,
@@ -222,6 +231,8 @@ class Hooks:
         hooked = [e for e in self.extensions if e.runs_for("beforeEach")]
         if not hooked or not isinstance(raw.data, dict):
             return None
+        if self.failed:
+            return []
         data = raw.data
         if isinstance(data.get("vars"), str):  # `vars: file://vars.yaml`: promptfoo reads it with the tests
             files = resolve_refs(self.ctx, raw.doc, raw.path + ("vars",), data["vars"])
