@@ -12,12 +12,16 @@ default assertion, ``language`` made ``Pirate <language>`` in beforeEach).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from eval_pipelines.cli import main
+from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.store.connection import connect
 
 # The reference's Python example, reduced to what changes the suite (its prints go to stdout).
 PY_HOOKS = """\
@@ -187,3 +191,27 @@ def test_bad_hook_references_are_one_line(tmp_path: Path, entry: str, expected: 
 def test_extensions_must_be_a_list(tmp_path: Path) -> None:
     line = one_line_error(write(tmp_path, CONFIG.replace("extensions: [%s]", "extensions: file://hooks.py:x")))
     assert "extensions: got str (expected a list of file://path.py:function" in line
+
+
+def test_a_run_sends_what_the_hooks_made_and_stores_their_warnings(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
+                + "', apiKeyEnvar: FAKE_KEY}}")
+    write(tmp_path, CONFIG.replace("providers: [echo]", f"providers: [{provider}]")
+          % "'file://hooks.py:extension_hook'", hooks__py=PY_HOOKS)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    code = main(["run", "promptfooconfig.yaml", "--db", str(db)])
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED)
+    sent = sorted(m["content"] for body in fake_openai.requests if body and "messages" in body
+                  for m in body["messages"])
+    assert sent == ["Rephrase this in Pirate French: Hello, how are you?",
+                    "Rephrase this in Pirate Norwegian: Hello, how are you?",
+                    "Rephrase this in Pirate Spanish: It's a beautiful day"]
+    with connect(db) as con:
+        stored = json.loads(con.execute("SELECT warnings FROM suites").fetchone()[0])
+        assert con.execute("SELECT count(*) FROM test_results").fetchone()[0] == 3
+    assert any("beforeAll ran in the sandbox when the suite loaded" in w for w in stored)
+    assert any("beforeEach ran in the sandbox when the suite loaded" in w and "it changed 3 of 3 (vars)" in w
+               for w in stored)
