@@ -142,7 +142,8 @@ def test_a_hostile_hook_gets_no_secrets_and_no_files_from_the_config_folder(
             "    try:\n        context['test']['vars']['language'] = open('private.txt').read()\n"
             "    except OSError as exc:\n        context['test']['vars']['language'] = type(exc).__name__\n"
             "    return context\n")
-    suite, _ = load_suite(write(tmp_path, CONFIG % "'file://hooks.py:beforeEach'", hooks__py=hook))
+    suite, warnings = load_suite(write(tmp_path, CONFIG % "'file://hooks.py:beforeEach'", hooks__py=hook))
+    assert not any("beforeAll" in w for w in warnings)  # a beforeEach hook only: nothing ran for beforeAll
     assert {c.metadata["vars"]["body"] for c in suite.tests} == {"none"}
     assert {c.metadata["vars"]["language"] for c in suite.tests} == {"FileNotFoundError"}
     assert not any("sk-must-not-leak" in c.input[0].content for c in suite.tests)

@@ -164,6 +164,9 @@ class Hooks:
 
     def _before_all(self, prompts: list[Prompt], tests: list[RawTest], scenarios: Any, default: dict[str, Any],
                     derived: list[Any]) -> tuple[list[RawTest], Any, dict[str, Any], list[Any]]:
+        hooked = [e for e in self.extensions if e.runs_for("beforeAll")]
+        if not hooked:
+            return tests, scenarios, default, derived
         raw = self.doc.data
         default = {**default, "assert": default.get("assert") or []}
         parts = _plain({"tests": [t.data for t in tests], "scenarios": scenarios, "defaultTest": default,
@@ -172,7 +175,7 @@ class Hooks:
                         "providerPromptMap": None, "nunjucksFilters": raw.get("nunjucksFilters"),
                         "redteam": raw.get("redteam")})
         suite = {**_plain({k: v for k, v in raw.items() if k not in parts and k != "targets"}), **parts}
-        for extension in (e for e in self.extensions if e.runs_for("beforeAll")):
+        for extension in hooked:
             path = ("extensions", extension.index)
             ok, answer = self.call(extension, "beforeAll", {"suite": suite}, path)
             if not ok:
