@@ -216,3 +216,24 @@ def test_a_run_sends_what_the_hooks_made_and_stores_their_warnings(tmp_path: Pat
     assert any("beforeAll ran in the sandbox when the suite loaded" in w for w in stored)
     assert any("beforeEach ran in the sandbox when the suite loaded" in w and "it changed 3 of 3 (vars)" in w
                for w in stored)
+
+
+def test_before_all_scenarios_and_derived_metrics_are_taken_back(tmp_path: Path) -> None:
+    # A generic JavaScript handler (module.exports = fn, called fn(hookName, context)): beforeAll
+    # replaces the tests with a scenario and adds a derived metric; the suite is what it returned.
+    hook = """\
+module.exports = (hookName, context) => {
+  if (hookName !== 'beforeAll') return;
+  context.suite.tests = [];
+  context.suite.scenarios = [{config: [{vars: {language: 'Danish'}}, {vars: {language: 'Dutch'}}],
+                              tests: [{vars: {body: 'Good morning'}}]}];
+  context.suite.derivedMetrics = [{name: 'twice', value: 'greeting * 2'}];
+  return context;
+};
+"""
+    suite, warnings = load_suite(write(tmp_path, CONFIG % "'file://hooks.js'", hooks__js=hook))
+    assert [c.input[0].content for c in suite.tests] == ["Rephrase this in Danish: Good morning",
+                                                         "Rephrase this in Dutch: Good morning"]
+    assert [(d.name, d.value) for d in suite.derived_metrics] == [("twice", "greeting * 2")]
+    assert any("beforeAll ran" in w and "it changed tests, scenarios, derivedMetrics" in w for w in warnings)
+    assert any("it changed 0 of 2" in w for w in warnings)  # it answered nothing to beforeEach
