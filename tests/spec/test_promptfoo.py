@@ -283,7 +283,7 @@ tests: [{vars: {q: hi}}]
 
 @pytest.mark.parametrize(("config", "needle"), [
     ("env: {OPENAI_API_KEY: x}\n", "env"),
-    ("extensions: [file://hooks.js]\n", "extensions"),
+    ("extensions: [file://hooks.js:afterEach]\n", "extensions[0]: afterEach hook file://hooks.js:afterEach is not run"),
     ("evaluateOptions: {delay: -1}\n", "evaluateOptions.delay: invalid delay -1"),
     ("outputPath: out.csv\nderivedMetrics: [{name: f, value: 'function(s) { return 1 }'}]\n",
      "JavaScript functions in derivedMetrics"),

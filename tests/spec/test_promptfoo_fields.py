@@ -9,7 +9,7 @@ import pytest
 
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.loaders.promptfoo import REFUSED_KEYS, WARN_KEYS
+from eval_pipelines.spec.loaders.promptfoo import WARN_KEYS
 from eval_pipelines.spec.loaders.promptfoo_providers import PROVIDER_KEYS
 
 HEAD = "prompts: ['{{ q }}']\nproviders: [echo]\n"
@@ -53,12 +53,6 @@ assertionTemplates:
 tests: [{vars: {q: x}, assert: [{$ref: '#/assertionTemplates/saysHi'}]}]
 """)
     assert [(a.type, a.config["value"]) for a in suite.tests[0].assertions] == [("icontains", "hi")]
-
-
-@pytest.mark.parametrize("key", sorted(REFUSED_KEYS))
-def test_every_refused_top_level_key_is_one_line(tmp_path: Path, key: str) -> None:
-    line = refusal(tmp_path, HEAD + ONE_TEST + f"{key}: {{}}\n")
-    assert f"`{key}`" in line and "is not supported" in line
 
 
 @pytest.mark.parametrize("key", sorted(WARN_KEYS))

@@ -18,7 +18,8 @@ and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
 name) are custom template filters run in the sandbox (``promptfoo_filters``); ``env`` as
 ``promptfoo_env`` allows (references to the environment, base URLs); ``tracing`` and
-``redteam`` as ``promptfoo_sidecars`` allows (stored warnings). ``extensions`` is refused; ``derivedMetrics`` (arithmetic expressions)
+``redteam`` as ``promptfoo_sidecars`` allows (stored warnings). ``extensions`` (lifecycle hooks) run in the sandbox at load
+(``promptfoo_extensions``: beforeAll, beforeEach; afterEach/afterAll refused); ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
 Test fields: ``description``, ``vars``, ``assert``, ``options`` (``prefix``,
@@ -46,6 +47,7 @@ from eval_pipelines.spec.loaders.promptfoo_asserts import convert_assertions
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import COMPARE_GRADERS
 from eval_pipelines.spec.loaders.promptfoo_derived import parse_derived_metrics
 from eval_pipelines.spec.loaders.promptfoo_env import apply_env
+from eval_pipelines.spec.loaders.promptfoo_extensions import Hooks
 from eval_pipelines.spec.loaders.promptfoo_evaluate import (  # noqa: F401 (the field contract reads the key sets here)
     AGENTV_EVALUATE_NAMES, EVALUATE_KEYS, read_evaluate_options,
 )
@@ -77,7 +79,6 @@ SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaul
 WARN_KEYS = {"outputPath": "results are stored in DuckDB and written as our reports",
              "sharing": "results are not shared", "writeLatestResults": "every run is stored",
              "commandLineOptions": "use eval-pipelines' own options"}
-REFUSED_KEYS = {"extensions": "extension hooks"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata", "provider",
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
@@ -112,6 +113,7 @@ class Loader:
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
         self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
+        self.hooks: Hooks | None = None  # promptfoo's `extensions`
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
         found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
@@ -166,7 +168,7 @@ class Loader:
                 self.ctx.error(doc, path + (key,), f"{feature} (`{key}`) is not supported")
 
     def build_cases(self, raw: RawTest, prompts: list[Prompt], default: dict[str, Any],
-                    suite_metadata: dict[str, Any], number: int) -> list[TestCase]:
+                    suite_metadata: dict[str, Any], number: int, variant: str = "") -> list[TestCase]:
         """The cases of one test: one per variable combination and prompt."""
         doc, path, data = raw.doc, raw.path, raw.data
         if not isinstance(data, dict):
@@ -219,7 +221,7 @@ class Loader:
             metadata = {}
         threshold = merged.get("threshold")
         combos = [variables] if options.get("disableVarExpansion") else var_combinations(variables)
-        base_id = str(data["id"]) if self.dialect == "agentv" and data.get("id") is not None else f"test-{number}"
+        base_id = str(data["id"]) if self.dialect == "agentv" and data.get("id") is not None else f"test-{number}{variant}"
         expected = data.get("expected_output", variables.get("expected_output"))
         if isinstance(expected, list) and all(isinstance(m, dict) and "content" in m for m in expected):
             expected = "\n".join(content_text(m["content"]) for m in expected)
@@ -367,7 +369,7 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
         if key in raw:
             ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
     if dialect == "promptfoo":
-        loader.refuse_in(doc, raw, (), REFUSED_KEYS)
+        loader.hooks = Hooks.parse(ctx, doc, raw["extensions"]) if "extensions" in raw else None
         check_sidecars(ctx, doc, raw)
     filters = parse_filters(ctx, doc, raw) if dialect == "promptfoo" else {}
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
@@ -400,15 +402,22 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     default = read_default_test(ctx, doc, names.get("defaultTest", "defaultTest"), dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
-    tests = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect)
-    tests += expand_scenarios(ctx, doc, raw.get("scenarios"), dialect)
+    tests, scenarios = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect), raw.get("scenarios")
+    if loader.hooks is not None and not ctx.errors:  # promptfoo's beforeAll, before the tests are expanded
+        tests, scenarios, default, derived = loader.hooks.before_all(prompts, tests, scenarios, default, derived)
+    tests += expand_scenarios(ctx, doc, scenarios, dialect)
     if not tests and dialect == "promptfoo" and "scenarios" not in raw and "redteam" not in raw and not ctx.errors:
         tests = [RawTest({}, doc, ("tests",))]  # promptfoo's dummy test: each prompt once, as written
         ctx.warnings.append(f"{doc.file}: tests: none, so each prompt runs once without variables (promptfoo's "
                             "eval compares the raw prompts)")
     cases: list[TestCase] = []
     for number, test in enumerate(tests, start=1):
-        cases += loader.build_cases(test, prompts, default, metadata if isinstance(metadata, dict) else {}, number)
+        hooked = loader.hooks.before_each(test, default) if loader.hooks is not None else None
+        for each, variant in hooked if hooked is not None else [(test, "")]:  # the test beforeEach returned
+            cases += loader.build_cases(each, prompts, {} if hooked is not None else default,
+                                        metadata if isinstance(metadata, dict) else {}, number, variant)
+    if loader.hooks is not None:
+        loader.hooks.finish()
     seen: set[str] = set()
     for case in cases:
         if case.id in seen:

@@ -109,12 +109,13 @@ def split_script_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref
 
 def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: Script, function: str | None,
                 args: list[Any], legacy_argument: Any = None, value_ok: bool = False,
-                source: bytes | None = None) -> tuple[bool, Any]:
+                source: bytes | None = None, js_runner: str | None = None) -> tuple[bool, Any]:
     """Run ``function(*args)`` of ``script`` in the sandbox: (True, its JSON result), or (False, None)
     with a one-line load error recorded. ``legacy_argument`` (Python only, no function): the script
     is run with it as JSON in ``argv[1]``; the result is its stdout. ``value_ok`` (JavaScript): an
     export that is not a function is the result itself. ``source``: the module's text, when it is
-    not read from ``script.file`` (inline code wrapped as a module)."""
+    not read from ``script.file`` (inline code wrapped as a module). ``js_runner``: another Node
+    wrapper than :data:`JS_RUNNER` (its own rule for which export is called)."""
     from eval_pipelines.run.sandbox import run_sandboxed
 
     try:
@@ -123,7 +124,7 @@ def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: 
         ctx.error(doc, path, f"cannot read {script.file.name}: {exc.strerror or exc}")
         return False, None
     request = {"file": script.file.name, "function": function, "args": args, "mark": MARK, "value_ok": value_ok}
-    key = hashlib.sha256(source + json.dumps([request, legacy_argument], sort_keys=True, default=str)
+    key = hashlib.sha256(source + json.dumps([request, legacy_argument, js_runner], sort_keys=True, default=str)
                          .encode()).hexdigest()
     if key in _CACHE:
         ok, value = _CACHE[key]
@@ -135,7 +136,7 @@ def call_script(ctx: LoadContext, doc: Document, path: tuple[Any, ...], script: 
     elif script.language == "python":
         argv = ["python", "-c", PY_RUNNER]
     else:
-        argv = ["node", "-e", JS_RUNNER]
+        argv = ["node", "-e", js_runner or JS_RUNNER]
     result = run_sandboxed(argv, stdin=json.dumps(request, default=str).encode(), timeout_s=TIMEOUT_S,
                            memory_mb=MEMORY_MB, files={script.file.name: source},
                            max_output_bytes=MAX_OUTPUT_BYTES)
