@@ -32,6 +32,7 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import PREFIX as REDTEAM_PREFIX, redteam_assertion
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
     RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
 )
@@ -171,11 +172,13 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built = agentv_extras(raw, base) if dialect == "agentv" else None
         if built is None and base in WITH_VARIABLES:
             built = WITH_VARIABLES[base](raw, variables or {})
+        elif built is None and base.startswith(REDTEAM_PREFIX):  # red-team graders (promptfoo_vocabulary_redteam)
+            built = redteam_assertion(raw, root)
         elif built is None:
             if base not in VOCABULARY:
                 ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
                           "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES} - REFUSED_TYPES))
-                          + " (optionally with `not-`)")
+                          + ", promptfoo:redteam:<plugin> (optionally with `not-`)")
                 return None
             built = VOCABULARY[base](raw)
         if base == "assert-set":
