@@ -32,6 +32,7 @@ a traversal payload aimed at a sensitive target. ``details.plugin_id`` names the
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jinja2
@@ -121,7 +122,7 @@ def render_rubric(params: RedteamParams, inp: GradeInput) -> str:
     variables = rubric_variables(params, inp)
     body = "\n\n".join(part.strip("\n") for part in (R.HEADER, R.RUBRICS[key]))
     rendered = _ENV.from_string(body).render(**variables)
-    rendered = "\n".join(line.rstrip() for line in rendered.splitlines())
+    rendered = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in rendered.splitlines()))
     return f"{R.ATTRIBUTION}\n\n{rendered.strip()}\n\n{R.FORMAT_NOTE}{_appendix(variables)}"
 
 
