@@ -229,3 +229,15 @@ def test_an_unknown_plugin_is_refused_naming_it_and_the_docs(tmp_path: Path) -> 
     message = str(info.value)
     assert "'no-such-plugin' has no grader here" in message and "docs/promptfoo.md" in message
     assert len(message.strip().splitlines()) == 1
+
+
+def test_value_parts_the_rubric_does_not_read_are_stored_warnings() -> None:
+    _, warnings = load_suite(EXAMPLES / "redteam-privacy-rights-workflow" / "promptfooconfig.static.yaml")
+    unread = [w for w in warnings if "accepted but not used" in w and "rights-request-workflow-integrity" in w]
+    assert unread and all("value.frameworkGuidance, value.privacyPolicy" in w for w in unread)
+    assert not any("value.rightsRequestPolicy" in w for w in warnings)  # that one the rubric reads
+
+
+def test_a_value_on_a_plugin_whose_rubric_reads_none_is_a_stored_warning(tmp_path: Path) -> None:
+    _, warnings = load_suite(_write(tmp_path, "[{type: 'promptfoo:redteam:hijacking', value: 'x'}]"))
+    assert any("value: accepted but not used (the hijacking rubric reads no value)" in w for w in warnings)

@@ -75,6 +75,16 @@ class RedteamParams(Params):
         return plugin
 
 
+def rubric_names(plugin: str) -> set[str]:
+    """The variables a plugin's rubric reads (none for a rule-based plugin)."""
+    key = R.rubric_key(plugin)
+    if key is None:
+        return set()
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(_ENV.parse(R.HEADER + "\n" + R.RUBRICS[key])))
+
+
 def _tool_names(inp: GradeInput) -> list[str]:
     return [str(getattr(t, "name", None) or t) for t in inp.case.tools]
 

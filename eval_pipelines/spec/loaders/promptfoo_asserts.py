@@ -32,7 +32,9 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
-from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import PREFIX as REDTEAM_PREFIX, redteam_assertion
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import (
+    PREFIX as REDTEAM_PREFIX, redteam_assertion, redteam_warning,
+)
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
     RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
 )
@@ -195,7 +197,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
-    warning = RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS else None
+    warning = (RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS
+               else redteam_warning(raw) if base.startswith(REDTEAM_PREFIX) else None)
     if warning:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {warning}")
     if "value" in raw and base in VALUE_NOT_READ:

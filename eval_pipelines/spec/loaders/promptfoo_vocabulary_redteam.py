@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eval_pipelines.grading.graders.redteam import PREFIX, supported
+from eval_pipelines.grading.graders.redteam import PREFIX, rubric_names, supported
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import Refused
 
 DOCS = "docs/promptfoo.md, \"Red-team graders\", lists the supported plugins"
@@ -63,3 +63,20 @@ def redteam_assertion(raw: dict[str, Any], root: Any = None) -> dict[str, Any]:
     if purpose:
         out["purpose"] = purpose
     return out
+
+
+def redteam_warning(raw: dict[str, Any]) -> str | None:
+    """An "accepted but not used" note for the parts of ``value`` the plugin's rubric does not read
+    (promptfoo spreads a mapping ``value`` into the rubric's variables; unread keys do nothing)."""
+    plugin = str(raw["type"]).removeprefix("not-").removeprefix(PREFIX)
+    value = raw.get("value")
+    if value is None or not supported(plugin):
+        return None
+    names = rubric_names(plugin)
+    if isinstance(value, dict):
+        unread = sorted(str(k) for k in value if k not in names)
+        if unread and "value" not in names:
+            return (f"value.{', value.'.join(unread)}: accepted but not used (the {plugin} rubric does not "
+                    "read them)")
+        return None
+    return None if "value" in names else f"value: accepted but not used (the {plugin} rubric reads no value)"
