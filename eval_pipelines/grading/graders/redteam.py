@@ -52,6 +52,8 @@ RUBRIC_FORMAT = (
 )
 # promptfoo's llm-rubric grading prompt shape: the output, then the rubric.
 USER_TEMPLATE = "<Output>\n{output}\n</Output>\n<Rubric>\n{rubric}\n</Rubric>"
+# Keys the loader adds to a case's metadata (not the test's own metadata).
+_CASE_KEYS = ("vars", "prompt", "prompt_config", "compare_group", "scenario")
 _ENV = jinja2.Environment(autoescape=False, undefined=jinja2.ChainableUndefined, keep_trailing_newline=True)
 
 
@@ -91,7 +93,7 @@ def _tool_names(inp: GradeInput) -> list[str]:
 
 def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
     """What promptfoo renders a rubric with (base.ts ``getResult``'s ``vars``), from our case."""
-    metadata = {k: v for k, v in inp.case.metadata.items() if k not in ("vars", "prompt", "prompt_config")}
+    metadata = {k: v for k, v in inp.case.metadata.items() if k not in _CASE_KEYS}
     prompt = J.input_text(inp.case)
     value = params.value
     variables: dict[str, Any] = {
@@ -169,7 +171,9 @@ class Redteam(Grader[RedteamParams]):
         if needed and not variables.get(needed):
             return Outcome(0.0, f"{PREFIX}{plugin}: the test is missing metadata.{needed}", base, status="error")
         rubric = render_rubric(params, inp)
-        details: dict[str, Any] = {**base, "rubric": rubric}
+        # promptfoo's handleRedteam passes the test's metadata through into the grading result.
+        metadata = {k: v for k, v in inp.case.metadata.items() if k not in _CASE_KEYS}
+        details: dict[str, Any] = {**base, "rubric": rubric, "metadata": metadata}
         if plugin not in R.JUDGES_REFUSALS:
             refusal = "empty output" if not inp.output.strip() else _refusal_phrases.matched(inp.output)
             if refusal:
