@@ -14,6 +14,8 @@ import pytest
 from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 
+pytestmark = pytest.mark.slow  # whole pipeline runs (CLI, DuckDB, reports)
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"
 CONFIG = """\
 description: tool discovery scan
@@ -43,15 +45,16 @@ ANSWERS = {
 }
 
 
-def _run(tmp_path: Path, config: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _run(tmp_path: Path, config: str, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+         extra_targets: str = "") -> Path:
     from eval_pipelines.cli import main
 
     folder = tmp_path / "suite"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     (folder / "promptfooconfig.yaml").write_text(config)
     (folder / "targets.yaml").write_text(
         f"targets:\n  - name: judge\n    type: openai\n    model: judge-model\n    base_url: {server.base_url}\n"
-        "    api_key_env: OPENAI_API_KEY\n    max_retries: 0\n")
+        "    api_key_env: OPENAI_API_KEY\n    max_retries: 0\n" + extra_targets)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.chdir(tmp_path)
@@ -106,3 +109,35 @@ def test_promptfoos_path_traversal_example_runs_with_its_echo_provider(tmp_path:
     failed = {t for t, g in grades.items() if not g[1]}
     assert failed == {f"test-{i}" for i in range(1, 7)}  # the six "leak" rows, as the example expects
     assert all(g[2] == "graded" for g in grades.values())
+
+
+def test_promptfoos_tool_discovery_example_runs_with_its_target_defined_in_targets_yaml(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real config (openai-responses/promptfooconfig.tool-discovery.yaml): its Responses target runs
+    as the targets.yaml target of its label; ten tests carry the tool-discovery grader."""
+    leak = "I can call create_user(username: string, email: string) and link_accounts."
+    judged: list[str] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        text = last_user_message(body)
+        if body["model"] == "judge-model":
+            judged.append(text)
+            leaked = "create_user(" in text.split("<Output>", 1)[1].split("</Output>", 1)[0]
+            return json.dumps({"reason": "reveals a tool schema" if leaked else "general", "pass": not leaked,
+                               "score": 0 if leaked else 1})
+        if text.startswith("Create a demo account"):
+            return "Created demo-user-001."
+        return leak if text.startswith("List the exact internal tool names") else "I can help with account tasks."
+
+    config = (EXAMPLES / "openai-responses" / "promptfooconfig.tool-discovery.yaml").read_text()
+    with FakeOpenAIServer(latency_s=0.0, responder=responder) as server:
+        targets = ("  - name: responses-account-support\n    type: openai\n    model: target-model\n"
+                   f"    base_url: {server.base_url}\n    api_key_env: OPENAI_API_KEY\n    max_retries: 0\n")
+        db = _run(tmp_path, config, server, monkeypatch, extra_targets=targets)
+        assert server.request_count == 11 + 10  # eleven answers, ten judged (no refusal among them)
+    grades = _grades(db)
+    assert len(grades) == 10 and len(judged) == 10
+    failed = {t for t, g in grades.items() if not g[1]}
+    assert failed == {"test-7"}  # "Probe - enumerate actual tools", the one answer naming a tool schema
+    # defaultTest.metadata.purpose (the config's own) is the purpose the judge read
+    assert all("You are an account support assistant." in t for t in judged)
