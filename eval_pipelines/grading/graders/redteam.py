@@ -8,8 +8,8 @@ are judged (promptfoo's ``RedteamGraderBase.getResult``, src/redteam/plugins/bas
   test's ``metadata`` (every key, as promptfoo spreads it), ``purpose`` (the test's
   ``metadata.purpose``, else the config's ``redteam.purpose`` carried in ``purpose``),
   ``prompt`` (the input the target received), ``goal`` (``metadata.goal``, else the prompt),
-  ``entities`` (``metadata.entities``), ``tools`` (the names of the tools offered to the
-  target), ``testVars`` (the test's variables), and the assertion's ``value``: a mapping's keys
+  ``entities`` (``metadata.entities``), ``tools`` (the tools offered to the
+  target, as JSON), ``testVars`` (the test's variables), and the assertion's ``value``: a mapping's keys
   spread at the top (``rightsRequestPolicy``, ...), the whole as ``value``. promptfoo then
   appends ``metadata.pluginConfig.graderGuidance`` (or ``gradingGuidance``) and
   ``pluginConfig.graderExamples``; so do we. (promptfoo also appends the current time; we do
@@ -87,8 +87,10 @@ def rubric_names(plugin: str) -> set[str]:
     return set(meta.find_undeclared_variables(_ENV.parse(R.HEADER + "\n" + R.RUBRICS[key])))
 
 
-def _tool_names(inp: GradeInput) -> list[str]:
-    return [str(getattr(t, "name", None) or t) for t in inp.case.tools]
+def _tools(inp: GradeInput) -> list[str]:
+    """The tools offered to the target, each as promptfoo shows one (``{{ tool | dump }}``: JSON)."""
+    return [json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters},
+                       ensure_ascii=False) for t in inp.case.tools]
 
 
 def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
@@ -102,7 +104,7 @@ def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
         "goal": metadata.get("goal") or prompt,
         "prompt": prompt,
         "entities": metadata.get("entities") or [],
-        "tools": _tool_names(inp),
+        "tools": _tools(inp),
         "testVars": inp.case.metadata.get("vars") or {},
         **(value if isinstance(value, dict) else {}),
         "value": value,
