@@ -100,7 +100,7 @@ def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
     value = params.value
     variables: dict[str, Any] = {
         **metadata,
-        "purpose": metadata.get("purpose") or params.purpose,
+        "purpose": metadata.get("purpose") or params.purpose or R.PURPOSE_OPTIONAL.get(params.plugin),
         "goal": metadata.get("goal") or prompt,
         "prompt": prompt,
         "entities": metadata.get("entities") or [],
