@@ -28,7 +28,6 @@ CANNOT_GRADE = {
     "agentic:": "promptfoo's agentic runtime graders (src/redteam/plugins/agentic.ts) grade structured "
                 "OpenTelemetry span or provider evidence of findings, never the output, and no traces are "
                 "collected here",
-    "ascii-smuggling": "its grader looks for a hidden test string the generator planted in metadata",
     "cross-session-leak": "its grader compares two sessions' outputs (a stateful two-step test)",
     "indirect-prompt-injection": "its grader needs the injected variable and the generator's planted marker",
     "memory-poisoning": "its grader needs the poisoned memory written in an earlier turn",
