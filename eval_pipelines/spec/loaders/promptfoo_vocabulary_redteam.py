@@ -29,7 +29,6 @@ CANNOT_GRADE = {
                 "OpenTelemetry span or provider evidence of findings, never the output, and no traces are "
                 "collected here",
     "cross-session-leak": "its grader compares two sessions' outputs (a stateful two-step test)",
-    "indirect-prompt-injection": "its grader needs the injected variable and the generator's planted marker",
     "memory-poisoning": "its grader needs the poisoned memory written in an earlier turn",
 }
 
@@ -55,6 +54,8 @@ def redteam_assertion(raw: dict[str, Any], root: Any = None) -> dict[str, Any]:
         raise Refused(f"red-team plugin {plugin!r} is not supported: {why}")
     if not supported(plugin):
         raise Refused(f"red-team plugin {plugin!r} has no grader here ({DOCS})")
+    if plugin == "indirect-prompt-injection" and not (isinstance(raw.get("value"), str) and raw["value"].strip()):
+        raise Refused("`value` (the injected instructions the grader looks for) is required")
     out: dict[str, Any] = {"type": "redteam", "plugin": plugin}
     if raw.get("value") is not None:
         out["value"] = raw["value"]
