@@ -37,6 +37,7 @@ import re
 from typing import Any
 
 import jinja2
+import jinja2.meta
 from pydantic import Field, field_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
@@ -83,9 +84,7 @@ def rubric_names(plugin: str) -> set[str]:
     key = R.rubric_key(plugin)
     if key is None:
         return set()
-    from jinja2 import meta
-
-    return set(meta.find_undeclared_variables(_ENV.parse(R.HEADER + "\n" + R.RUBRICS[key])))
+    return set(jinja2.meta.find_undeclared_variables(_ENV.parse(R.HEADER + "\n" + R.RUBRICS[key])))
 
 
 def _tools(inp: GradeInput) -> list[str]:
@@ -136,7 +135,7 @@ def render_rubric(params: RedteamParams, inp: GradeInput) -> str:
     assert key is not None  # checked when the suite was loaded
     variables = rubric_variables(params, inp)
     body = "\n\n".join(part.strip("\n") for part in (R.HEADER, R.RUBRICS[key]))
-    rendered = _ENV.from_string(body).render(**variables)
+    rendered = _ENV.from_string(body).render(variables)
     rendered = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in rendered.splitlines()))
     return f"{R.ATTRIBUTION}\n\n{rendered.strip()}\n\n{R.FORMAT_NOTE}{_appendix(variables)}"
 
