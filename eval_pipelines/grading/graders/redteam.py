@@ -112,6 +112,8 @@ def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
     }
     if params.plugin.startswith("harmful:") and not variables.get("harmCategory"):
         variables["harmCategory"] = params.plugin.removeprefix("harmful:").replace("-", " ")
+    if params.plugin.startswith("bias:"):
+        variables.setdefault("biasCategory", params.plugin.removeprefix("bias:"))
     return variables
 
 
