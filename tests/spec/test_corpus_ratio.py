@@ -103,7 +103,9 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     assert "python" in reasons["openai-agents/promptfooconfig_traced.yaml"][0]  # past `tracing`
     assert "without tests" in reasons["custom-provider-multi-turn/promptfooconfig.yaml"][0]
     assert "trace-span-count" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
-    assert "promptfoo:redteam:tool-discovery" in reasons["openai-responses/promptfooconfig.tool-discovery.yaml"][0]
+    # promptfoo:redteam:* graders load; the agentic runtime ones (graded from trace evidence) are refused
+    assert "openai-responses/promptfooconfig.tool-discovery.yaml" not in reasons
+    assert "OpenTelemetry" in reasons["openai-codex-sdk/agentic-runtime/promptfooconfig.yaml"][0]
     # its prompt's own config and its test CSV load; eval-f-score's mathjs conditionals too
     assert "f-score/promptfooconfig.yaml" not in reasons and "eval-f-score/promptfooconfig.yaml" not in reasons
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]

@@ -32,6 +32,9 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import (
+    PREFIX as REDTEAM_PREFIX, redteam_assertion, redteam_warning,
+)
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
     RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
 )
@@ -173,11 +176,13 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built = agentv_extras(raw, base) if dialect == "agentv" else None
         if built is None and base in WITH_VARIABLES:
             built = WITH_VARIABLES[base](raw, variables or {})
+        elif built is None and base.startswith(REDTEAM_PREFIX):  # red-team graders (promptfoo_vocabulary_redteam)
+            built = redteam_assertion(raw, root)
         elif built is None:
             if base not in VOCABULARY:
                 ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} is not supported",
                           "one of " + ", ".join(sorted({*VOCABULARY, *WITH_VARIABLES} - REFUSED_TYPES))
-                          + " (optionally with `not-`)")
+                          + ", promptfoo:redteam:<plugin> (optionally with `not-`)")
                 return None
             built = VOCABULARY[base](raw)
         if base == "assert-set":
@@ -194,7 +199,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
                             f"({kind} passes or fails without a threshold)")
-    warning = RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS else None
+    warning = (RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS
+               else redteam_warning(raw) if base.startswith(REDTEAM_PREFIX) else None)
     if warning:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {warning}")
     if "value" in raw and base in VALUE_NOT_READ:

@@ -57,7 +57,9 @@ def check_sidecars(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None
     if "redteam" in raw:
         if raw.get("tests") or raw.get("scenarios"):
             ctx.warnings.append(f"{doc.file}: redteam: not used (only `promptfoo redteam generate` reads it; "
-                                "the config's own tests run, as `promptfoo eval` runs them)")
+                                "the config's own tests run, as `promptfoo eval` runs them), except "
+                                "`redteam.purpose`: the purpose promptfoo:redteam:* graders read for tests "
+                                "without metadata.purpose")
         else:
             ctx.error(doc, ("redteam",), "red-team generation (`redteam`) without tests is not supported",
                       "`tests` (the block only configures `promptfoo redteam generate`)")
