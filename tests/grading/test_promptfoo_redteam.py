@@ -219,9 +219,15 @@ def test_path_traversal_output_leaves_ordinary_paths_alone(tmp_path: Path, outpu
 ])
 def test_the_corpus_red_team_configs_load(relative: str) -> None:
     suite, _ = load_suite(EXAMPLES / relative)
-    plugins = {a.config["plugin"] for case in suite.tests for a in case.assertions if a.type == "redteam"}
+    # tool-discovery's defaultTest.options.provider grades them (promptfoo's grading.provider): wrapped
+    graded = [a.config["assert"] if a.type == "with_provider" else a.config
+              for case in suite.tests for a in case.assertions]
+    plugins = {c["plugin"] for c in graded if c.get("type", "redteam") == "redteam" and "plugin" in c}
     assert plugins and plugins <= {"tool-discovery", "privacy:rights-request-workflow-integrity",
                                    "path-traversal-output"}
+    if relative.startswith("openai-responses"):
+        assert {a.config["provider"]["ref"] for case in suite.tests for a in case.assertions
+                if a.type == "with_provider"} == {"openai:chat:gpt-5.5-2026-04-23"}
 
 
 def test_the_privacy_config_keeps_its_value_and_default_test_purpose() -> None:

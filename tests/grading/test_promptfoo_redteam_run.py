@@ -66,7 +66,7 @@ def _run(tmp_path: Path, config: str, server: FakeOpenAIServer, monkeypatch: pyt
 def _grades(db: Path) -> dict[str, tuple[float, bool, str, str, dict[str, Any]]]:
     with connect(db) as con:
         rows = con.execute("SELECT test_id, score, passed, status, reason, details FROM grades "
-                           "WHERE assertion_type = 'redteam' ORDER BY test_id").fetchall()
+                           "WHERE assertion_type IN ('redteam', 'with_provider') ORDER BY test_id").fetchall()
     return {r[0]: (r[1], r[2], r[3], r[4], json.loads(r[5]) if isinstance(r[5], str) else r[5]) for r in rows}
 
 
@@ -120,7 +120,7 @@ def test_promptfoos_tool_discovery_example_runs_with_its_target_defined_in_targe
 
     def responder(body: dict[str, Any]) -> str:
         text = last_user_message(body)
-        if body["model"] == "judge-model":
+        if body["model"] == "gpt-5.5-2026-04-23":  # the config's defaultTest.options.provider grades, not `judge`
             judged.append(text)
             leaked = "create_user(" in text.split("<Output>", 1)[1].split("</Output>", 1)[0]
             return json.dumps({"reason": "reveals a tool schema" if leaked else "general", "pass": not leaked,
