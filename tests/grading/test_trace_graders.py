@@ -118,3 +118,26 @@ def test_error_spans_detection_and_budgets() -> None:
 def test_error_span_rules(attributes: dict, message: str | None, code: int, expected: bool) -> None:
     g = grade({"type": "trace_error_spans"}, spans=(span("s", 0, 1, code=code, message=message, **attributes),))
     assert g.passed is (not expected)
+
+
+def test_step_count_reads_a_traced_runs_spans_as_promptfoos_trajectory() -> None:
+    """trajectoryUtils.ts extractTrajectorySteps: steps in start order, typed from span names/attributes."""
+    spans = (
+        span("reasoning", 0, 5), span("reasoning_summary", 5, 6),
+        span("tool.call", 6, 9, **{"tool.name": "search_orders", "tool.arguments": '{"id": 7}'}),
+        span("exec_command", 9, 12, **{"tool.name": "exec_command", "tool.arguments": '{"cmd": "cat notes.md"}'}),
+        span("search \"refund policy\"", 12, 13), span("agent response", 13, 14), span("chat gpt-4o-mini", 14, 15),
+        span("mcp orders/lookup", 15, 16),
+    )
+
+    def count(**value) -> tuple[bool, int]:  # noqa: ANN003
+        g = grade({"type": "trajectory_step_count", **value}, spans=spans)
+        return g.passed, g.details["count"]
+
+    assert count(step_type="reasoning", min=2, max=2) == (True, 2)
+    assert count(step_type="tool", min=2) == (True, 2)  # search_orders and mcp lookup
+    assert count(step_type="command", pattern="cat", min=1) == (True, 1)  # the executable is an alias
+    assert count(step_type="search", pattern="refund policy", min=1) == (True, 1)
+    assert count(step_type="message", max=1) == (True, 1)
+    assert count(step_type="span", pattern="chat *", min=1, max=1) == (True, 1)
+    assert count(pattern="tool.call", min=1) == (True, 1)  # a step also matches by its span's name
