@@ -21,7 +21,8 @@ def traced_request(suite: Suite, request: TargetRequest) -> TargetRequest:
     """The request with a new ``traceparent`` when the suite is traced; as it is otherwise."""
     if suite.tracing is None:
         return request
-    return replace(request, traceparent=traceparent(new_trace_id(), new_span_id()))
+    return replace(request, traceparent=traceparent(new_trace_id(), new_span_id()),
+                   otlp_port=suite.tracing.otlp_port, otlp_formats=tuple(suite.tracing.accept_formats))
 
 
 def with_trace(request: TargetRequest, output: ModelOutput, redact_patterns: tuple[str, ...] = ()) -> ModelOutput:

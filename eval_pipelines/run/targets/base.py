@@ -29,6 +29,10 @@ class TargetRequest:
     # W3C trace context of this call when the suite is traced (promptfoo `tracing.enabled`):
     # targets record their spans under it. Never part of a cache key.
     traceparent: str | None = None
+    # Where a traced script provider exports its spans (tracing.otlp.http): the port of the
+    # receiver started in its sandbox, and the body formats it takes.
+    otlp_port: int = 4318
+    otlp_formats: tuple[str, ...] = ("json", "protobuf")
 
     @property
     def user_text(self) -> str:
