@@ -177,3 +177,90 @@ def test_untraced_run_fails_trace_assertions_for_lack_of_a_trace(tmp_path: Path,
         grades = con.execute("SELECT passed, status, reason FROM grades ORDER BY assertion_index").fetchall()
     assert grades[0] == (False, "error", "No trace data available for trace-span-count assertion")
     assert grades[2] == (False, "error", "No trace data available for trace-span-count assertion")
+
+
+SDK_PROVIDER = '''\
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.propagate import extract
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))  # OTLP/protobuf to the endpoint
+tracer = provider.get_tracer("sdk-provider")
+
+
+def call_api(prompt, options, context):
+    with tracer.start_as_current_span("retrieve_document", context=extract({"traceparent": context["traceparent"]})) as span:
+        span.set_attribute("api_key", "not-for-the-database")
+        with tracer.start_as_current_span("tool.search") as child:
+            child.set_attribute("tool.name", "search")
+    provider.shutdown()
+    return {"output": "sdk: " + prompt}
+'''
+# OTLP/JSON posted by hand (urllib): one span of our trace, one error span, one span of another trace.
+JSON_PROVIDER = '''\
+import json, os, urllib.request
+
+
+def span(trace_id, span_id, parent, name, code):
+    return {"traceId": trace_id, "spanId": span_id, "parentSpanId": parent, "name": name, "kind": 3,
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000250000000",
+            "attributes": [{"key": "db.rows", "value": {"intValue": "3"}}], "status": {"code": code}}
+
+
+def call_api(prompt, options, context):
+    _, trace_id, parent, _ = context["traceparent"].split("-")
+    body = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "hand"}}]},
+            "scopeSpans": [{"scope": {"name": "hand-made"}, "spans": [
+                span(trace_id, "00000000000000a1", parent, "db.query", 1),
+                span(trace_id, "00000000000000a2", parent, "db.write", 2),
+                span("ffffffffffffffffffffffffffffffff", "00000000000000a3", None, "db.other", 1)]}]}]}
+    request = urllib.request.Request(os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces",
+                                     data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+    return {"output": "json: " + prompt}
+'''
+
+
+@pytest.mark.slow
+def test_traced_python_providers_export_spans_to_the_receiver_in_their_sandbox(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    (tmp_path / "sdk_provider.py").write_text(SDK_PROVIDER)
+    (tmp_path / "json_provider.py").write_text(JSON_PROVIDER)
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "tracing:\n  enabled: true\n  otlp:\n    http:\n      port: 4318\n      redactAttributes: [api_key]\n"
+        "prompts: ['Say {{ word }}']\n"
+        "providers: ['file://sdk_provider.py', 'file://json_provider.py']\n"
+        "tests:\n  - vars: {word: hi}\n    assert:\n"
+        "      - {type: trace-span-count, value: {pattern: '*', min: 2, max: 2}}\n"
+        "      - {type: trace-error-spans, value: {max_count: 0}}\n"
+        "      - type: trajectory:step-count\n        value: {type: tool, pattern: search, min: 1}\n")
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.duckdb"
+    code = main(["run", "promptfooconfig.yaml", "--db", str(db)])
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), capsys.readouterr()
+    with connect(db) as con:
+        rows = con.execute("SELECT target, output, trace_id, spans, trace_error FROM model_outputs "
+                           "ORDER BY target").fetchall()
+        grades = con.execute("SELECT target, assertion_index, passed, reason FROM grades "
+                             "ORDER BY target, assertion_index").fetchall()
+    (json_target, json_out, json_trace, json_spans, json_err), (sdk_target, sdk_out, sdk_trace, sdk_spans, sdk_err) = rows
+    assert (json_out, sdk_out, json_err, sdk_err) == ("json: Say hi", "sdk: Say hi", None, None)
+    hand = json.loads(json_spans)  # the span of another trace is not kept
+    assert [(s["name"], s["trace_id"], s["status_code"]) for s in hand] == [
+        ("db.query", json_trace, 1), ("db.write", json_trace, 2)]
+    assert hand[0]["attributes"]["db.rows"] == 3 and hand[0]["attributes"]["service.name"] == "hand"
+    assert hand[0]["end_ns"] - hand[0]["start_ns"] == 250_000_000
+    sdk = {s["name"]: s for s in json.loads(sdk_spans)}  # protobuf bodies, decoded
+    assert set(sdk) == {"retrieve_document", "tool.search"}
+    assert sdk["retrieve_document"]["attributes"]["api_key"] == "[REDACTED]"  # never stored as written
+    assert sdk["tool.search"]["parent_span_id"] == sdk["retrieve_document"]["span_id"]
+    assert all(s["trace_id"] == sdk_trace for s in sdk.values())
+    by_target = {(t, i): (p, r) for t, i, p, r in grades}
+    assert by_target[(sdk_target, 0)][0] and by_target[(sdk_target, 1)][0] and by_target[(sdk_target, 2)][0]
+    assert by_target[(json_target, 0)][0]
+    assert by_target[(json_target, 1)] == (False, "Found 1 error spans, expected at most 0. Errors: db.write "
+                                                  "(status: 2)")
+    assert not by_target[(json_target, 2)][0]  # no tool step among its spans
