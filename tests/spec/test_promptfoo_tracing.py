@@ -63,12 +63,14 @@ def test_trace_assertions_without_tracing_load_with_a_warning(tmp_path: Path) ->
 
 def test_tracing_fields_not_honoured_are_stored_warnings(tmp_path: Path) -> None:
     head = ("tracing:\n  enabled: true\n  failOnReceiverStartFailure: true\n  forwarding: {enabled: true, "
-            "endpoint: 'http://collector:4318'}\n  otlp:\n    http: {enabled: true, host: 0.0.0.0}\n")
+            "endpoint: 'http://collector:4318'}\n  storage: {type: sqlite}\n"
+            "  otlp:\n    http: {enabled: true, host: 0.0.0.0}\n    grpc: {enabled: true, port: 4317}\n")
     suite, warnings = load(tmp_path, head, "      - {type: contains, value: x}\n")
     assert suite.tracing is not None and suite.tracing.otlp_port == 4318
     said = [w.split(": ", 1)[1] for w in warnings if "tracing." in w]
     assert [s.split(":")[0] for s in said] == ["tracing.otlp.http.host", "tracing.forwarding",
-                                               "tracing.failOnReceiverStartFailure"]
+                                               "tracing.failOnReceiverStartFailure", "tracing.storage",
+                                               "tracing.otlp.grpc"]
 
 
 def test_tracing_refusals_are_one_line(tmp_path: Path) -> None:
@@ -165,6 +167,13 @@ def test_traced_run_stores_a_genai_span_per_call_and_grades_it(tmp_path: Path, f
                                        (3, True, "graded")]
     assert grades[0][3] == ('Found 1 spans matching pattern "chat fake-*" (expected 1-1). '
                             "Matched spans: chat fake-model")
+    # a second run answers test-1 from the response cache: its call still has its span, marked as a hit
+    db = run_config(tmp_path, fake_openai, monkeypatch, capsys, body)
+    with connect(db) as con:
+        cached, spans_json = con.execute("SELECT cached, spans FROM model_outputs WHERE test_id = 'test-1' "
+                                         "ORDER BY created_at DESC LIMIT 1").fetchone()
+    hit = json.loads(spans_json)
+    assert cached and len(hit) == 1 and hit[0]["attributes"]["promptfoo.cache_hit"] is True
 
 
 def test_untraced_run_fails_trace_assertions_for_lack_of_a_trace(tmp_path: Path, fake_openai,  # noqa: ANN001
