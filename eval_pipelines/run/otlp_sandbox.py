@@ -12,6 +12,10 @@ prints the command's output, then one marked line with the bodies. :func:`read_t
 them on the host, and :func:`spans_of_bodies` decodes them (protobuf with
 ``opentelemetry-proto``); the caller keeps only the spans of the trace it gave.
 
+At sandbox levels without a network namespace the loopback is the host's: when the port is
+taken (another call's receiver) the receiver takes a free one, which the endpoint variables
+name; spans a provider sends elsewhere are of another trace and dropped there.
+
 Not received: ``/v1/logs`` (promptfoo turns OTLP log records into spans; here they are refused
 with 404) and OTLP/gRPC.
 """
@@ -76,9 +80,11 @@ class Handler(BaseHTTPRequestHandler):
 
 try:
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-except OSError as exc:
-    sys.stderr.write(f"OTLP receiver cannot listen on 127.0.0.1:{port}: {exc.strerror}\n")
-    sys.exit(125)
+except OSError:
+    # Port taken: a sandbox level without its own network namespace shares the host's loopback
+    # (other calls' receivers). A free port instead; the endpoint variables name it.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
 threading.Thread(target=server.serve_forever, daemon=True).start()
 endpoint = f"http://127.0.0.1:{port}"
 env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint,
