@@ -172,7 +172,7 @@ async def collect_outputs(
                 return ModelOutput(case.id, target_name, trial, None, attempts=0,
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
-            request = traced_request(suite, _request(suite, case, trial))
+            request = traced_request(suite, case, _request(suite, case, trial))
             result = await _generate(target, request, case, target_name, trial, pause, redact_patterns)
             result.answers = answers
             reruns = suite.reruns_for(case)

@@ -14,15 +14,18 @@ from dataclasses import replace
 
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.tracing import OutputTrace, new_span_id, new_trace_id, parse_traceparent, redact_spans, traceparent
-from eval_pipelines.spec.models import Suite
+from eval_pipelines.spec.models import Suite, TestCase, Tracing
 
 
-def traced_request(suite: Suite, request: TargetRequest) -> TargetRequest:
-    """The request with a new ``traceparent`` when the suite is traced; as it is otherwise."""
-    if suite.tracing is None:
+def traced_request(suite: Suite, case: TestCase, request: TargetRequest) -> TargetRequest:
+    """The request with a new ``traceparent`` when the suite is traced, or the case is (promptfoo's
+    isTracingEnabled also reads a test's ``metadata.tracingEnabled: true``, then with the
+    receiver's defaults); as it is otherwise."""
+    settings = suite.tracing or (Tracing() if case.metadata.get("tracingEnabled") is True else None)
+    if settings is None:
         return request
     return replace(request, traceparent=traceparent(new_trace_id(), new_span_id()),
-                   otlp_port=suite.tracing.otlp_port, otlp_formats=tuple(suite.tracing.accept_formats))
+                   otlp_port=settings.otlp_port, otlp_formats=tuple(settings.accept_formats))
 
 
 def with_trace(request: TargetRequest, output: ModelOutput, redact_patterns: tuple[str, ...] = ()) -> ModelOutput:

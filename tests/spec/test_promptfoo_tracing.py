@@ -273,3 +273,22 @@ def test_traced_python_providers_export_spans_to_the_receiver_in_their_sandbox(
     assert by_target[(json_target, 1)] == (False, "Found 1 error spans, expected at most 0. Errors: db.write "
                                                   "(status: 2)")
     assert not by_target[(json_target, 2)][0]  # no tool step among its spans
+
+
+def test_a_tests_metadata_tracing_enabled_traces_that_test_only(tmp_path: Path, fake_openai,  # noqa: ANN001
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """promptfoo's isTracingEnabled: test.metadata.tracingEnabled, or the suite's tracing.enabled."""
+    fake_openai.answers = {"Say hello": "hello", "Say goodbye": "goodbye"}
+    body = ("prompts: ['Say {{ word }}']\ntests:\n"
+            "  - vars: {word: hello}\n    metadata: {tracingEnabled: true}\n"
+            "    assert: [{type: trace-span-count, value: {pattern: 'chat *', min: 1}}]\n"
+            "  - vars: {word: goodbye}\n    assert: [{type: contains, value: bye}]\n")
+    db = run_config(tmp_path, fake_openai, monkeypatch, capsys, body)
+    with connect(db) as con:
+        rows = con.execute("SELECT test_id, trace_id IS NOT NULL, json_array_length(spans) FROM model_outputs "
+                           "ORDER BY test_id").fetchall()
+        passed = con.execute("SELECT passed FROM grades WHERE test_id = 'test-1'").fetchall()
+        warnings = con.execute("SELECT warnings::VARCHAR FROM suites").fetchone()[0]
+    assert rows == [("test-1", True, 1), ("test-2", False, None)]
+    assert passed == [(True,)] and "not enabled" not in warnings

@@ -47,7 +47,10 @@ def _uses_traces(assertion: dict[str, Any]) -> bool:
     kind = str(assertion["type"]).removeprefix("not-")
     if kind in TRACE_TYPES:
         return True
-    return kind in ("javascript", "python") and "context.trace" in str(assertion.get("value", ""))
+    code = str(assertion.get("value", ""))
+    return kind in ("javascript", "python") and any(
+        ref in code for ref in ("context.trace", "context['trace']", 'context["trace"]', "context.get('trace')",
+                                'context.get("trace")'))
 
 
 def check_sidecars(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None:
@@ -80,7 +83,11 @@ def read_tracing(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> Tracin
     written = [a for key in ("tests", "defaultTest", "scenarios") for a in _assertions(raw.get(key))]
     uses = sorted({str(a["type"]) for a in written if _uses_traces(a)})
     enabled = isinstance(block, dict) and block.get("enabled") is True
-    if uses and not enabled:
+    # promptfoo also traces a test whose metadata says `tracingEnabled: true` (run/trace_context.py).
+    tests = raw.get("tests") if isinstance(raw.get("tests"), list) else []
+    per_test = any(isinstance(t, dict) and isinstance(t.get("metadata"), dict) and t["metadata"].get("tracingEnabled")
+                   is True for t in [raw.get("defaultTest"), *tests])
+    if uses and not enabled and not per_test:
         ctx.warnings.append(f"{doc.file}: tracing: not enabled, so {', '.join(uses)} find no trace and fail with "
                             "\"No trace data available\" (as in promptfoo)")
     if block is None:
