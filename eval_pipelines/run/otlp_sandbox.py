@@ -30,12 +30,16 @@ from eval_pipelines.run.tracing import OtlpDecodeError, Span, spans_from_otlp_js
 
 MARK = "@@eval-pipelines-otlp@@"
 MAX_BODY_BYTES = 10 * 1024 * 1024  # promptfoo's express limit: '10mb'
+MAX_TOTAL_BYTES = 16 * 1024 * 1024  # all bodies of one call; later ones get 413 and are counted
+# What the report adds to the command's output (base64 is 4/3 of the bytes), for the output cap.
+REPORT_BYTES = MAX_TOTAL_BYTES * 4 // 3 + 1024 * 1024
 
 RECEIVER = r"""
 import base64, json, os, subprocess, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 port, formats, mark, max_bytes = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+max_total, state = int(sys.argv[5]), {"total": 0, "dropped": 0}
 argv = sys.argv[sys.argv.index("--") + 1:]
 if argv and argv[0] in ("python", "python3"):
     argv[0] = sys.executable
@@ -70,10 +74,12 @@ class Handler(BaseHTTPRequestHandler):
         if kind not in formats:
             self.rfile.read(length)
             return self.reply(415, {"error": "Unsupported content type"})
-        if length > max_bytes:
-            return self.reply(413, {"error": "body too large"})
         data = self.rfile.read(length)
         with lock:
+            if length > max_bytes or state["total"] + length > max_total:
+                state["dropped"] += 1
+                return self.reply(413, {"error": "body too large"})
+            state["total"] += length
             bodies.append({"format": kind, "body": base64.b64encode(data).decode()})
         self.reply(200, {"partialSuccess": {}})
 
@@ -92,7 +98,7 @@ env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint,
 child = subprocess.run(argv, stdin=sys.stdin.buffer, stdout=subprocess.PIPE, env=env)
 server.shutdown()
 sys.stdout.buffer.write(child.stdout)
-sys.stdout.write("\n" + mark + json.dumps({"bodies": bodies}) + "\n")
+sys.stdout.write("\n" + mark + json.dumps({"bodies": bodies, "dropped": state["dropped"]}) + "\n")
 sys.stdout.flush()
 sys.exit(child.returncode)
 """
@@ -100,20 +106,23 @@ sys.exit(child.returncode)
 
 def wrap(argv: list[str], port: int, formats: list[str]) -> list[str]:
     """``argv`` run under the receiver (its own argv for the sandbox)."""
-    return ["python", "-c", RECEIVER, str(port), json.dumps(formats), MARK, str(MAX_BODY_BYTES), "--", *argv]
+    return ["python", "-c", RECEIVER, str(port), json.dumps(formats), MARK, str(MAX_BODY_BYTES),
+            str(MAX_TOTAL_BYTES), "--", *argv]
 
 
-def read_traced(stdout: str) -> tuple[str, list[dict[str, Any]] | None]:
-    """(the command's own output, the received bodies); None when the marked line is missing."""
+def read_traced(stdout: str) -> tuple[str, list[dict[str, Any]] | None, int]:
+    """(the command's own output, the received bodies, how many were refused as too large);
+    None bodies when the marked line is missing."""
     head, sep, tail = stdout.rpartition("\n" + MARK)
     if not sep:
-        return stdout, None
+        return stdout, None, 0
     try:
         payload = json.loads(tail.strip())
     except ValueError:
-        return head, None
+        return head, None, 0
     bodies = payload.get("bodies") if isinstance(payload, dict) else None
-    return head, bodies if isinstance(bodies, list) else None
+    dropped = payload.get("dropped", 0) if isinstance(payload, dict) else 0
+    return head, bodies if isinstance(bodies, list) else None, dropped if isinstance(dropped, int) else 0
 
 
 def _protobuf_to_json(data: bytes) -> dict[str, Any]:

@@ -100,3 +100,24 @@ def test_receiver_in_the_sandbox_takes_accepted_formats_and_keeps_our_trace(tmp_
                                                                                                content="x")], 30)))
     assert (plain.output, plain.otel) == ("x", None)
     assert json.loads(json.dumps(otlp_sandbox.wrap(["cat"], 1, ["json"])))[-1] == "cat"
+
+
+BIG_POSTER = r"""
+import os, sys, urllib.error, urllib.request
+url = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+try:
+    urllib.request.urlopen(urllib.request.Request(url, data=b" " * (int(sys.argv[1]) + 1),
+                                                  headers={"Content-Type": "application/json"}), timeout=30)
+except urllib.error.HTTPError as exc:
+    print(exc.code)
+"""
+
+
+def test_a_body_over_the_limit_is_refused_and_said(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text(BIG_POSTER)
+    command = ["python", "big.py", str(otlp_sandbox.MAX_BODY_BYTES)]
+    target = CommandTarget(CommandTargetConfig(name="p", type="command", command=command), tmp_path)
+    out = asyncio.run(target.generate(TargetRequest("t", 0, None, [Message(role="user", content="")], 60,
+                                                    traceparent=traceparent(TRACE, PARENT))))
+    assert out.output == "413"
+    assert out.otel.spans == () and out.otel.error == "1 OTLP bodies refused as too large (over 10 MB, or over 16 MB in all)"

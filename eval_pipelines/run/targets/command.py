@@ -31,10 +31,13 @@ MAX_OUTPUT_BYTES = 1_000_000
 def _received(stdout: str, traceparent: str) -> tuple[str, OutputTrace]:
     """The command's own output and the trace its receiver collected (spans of our trace only)."""
     trace_id = (parse_traceparent(traceparent) or ("",))[0]
-    output, bodies = otlp_sandbox.read_traced(stdout)
+    output, bodies, dropped = otlp_sandbox.read_traced(stdout)
     if bodies is None:
         return output, OutputTrace(trace_id, (), "the OTLP receiver gave no report (killed before it could)")
     spans, error = otlp_sandbox.spans_of_bodies(bodies)
+    if dropped and error is None:
+        error = (f"{dropped} OTLP bodies refused as too large (over {otlp_sandbox.MAX_BODY_BYTES // 2**20} MB, "
+                 f"or over {otlp_sandbox.MAX_TOTAL_BYTES // 2**20} MB in all)")
     return output, OutputTrace(trace_id, tuple(s for s in spans if s.trace_id == trace_id), error)
 
 
@@ -73,7 +76,7 @@ class CommandTarget:
             stdin=request.user_text.encode(),
             timeout_s=timeout,
             memory_mb=self.memory_mb,
-            max_output_bytes=MAX_OUTPUT_BYTES,
+            max_output_bytes=MAX_OUTPUT_BYTES + (otlp_sandbox.REPORT_BYTES if request.traceparent else 0),
             copy_from=self.cwd,
             writable=self.writable,
             extra_env=env,
