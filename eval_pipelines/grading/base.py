@@ -21,6 +21,7 @@ from eval_pipelines.spec.models import TestCase
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
+    from eval_pipelines.run.tracing import OutputTrace
 
 GradeStatus = Literal["graded", "error", "not_evaluated", "pending_human"]
 # Who grades: code (deterministic or executed), a model (judge or embeddings), or people.
@@ -69,6 +70,8 @@ class GradeInput:
     # input unless one is given; set by grading.dispatch, used by composite graders and
     # ``transformed``, so they need not import dispatch.
     grade_nested: "Callable[..., Awaitable[Grade]] | None" = None
+    # The output's OpenTelemetry trace in a traced suite (promptfoo `context.trace`), else None.
+    otel: "OutputTrace | None" = None
 
 
 @dataclass(frozen=True)

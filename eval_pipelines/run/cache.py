@@ -188,6 +188,18 @@ class CachedTarget:
         key = self.key(request)
         hit = self._cache.get(key, request, self.name)
         if hit is not None:
+            if getattr(request, "traceparent", None):
+                # promptfoo's provider looks its cache up inside the call's GenAI span: a hit
+                # still has its span, marked `promptfoo.cache_hit`.
+                from eval_pipelines.run.targets.genai_span import genai_span
+                from eval_pipelines.run.tracing import OutputTrace, now_ns, parse_traceparent
+
+                at = now_ns()
+                body = {"model": self._config.model, "temperature": self._config.temperature,
+                        "max_tokens": self._config.max_tokens}
+                span = genai_span(request.traceparent, provider_id=self.name, body=body, start_ns=at, end_ns=at,
+                                  reply=None, error=hit.error, cache_hit=True)
+                hit.otel = OutputTrace(parse_traceparent(request.traceparent)[0], (span,))
             return hit
         output = await self._target.generate(request)
         await self._cache.put(key, output, self._config.model)

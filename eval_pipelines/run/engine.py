@@ -23,6 +23,7 @@ from eval_pipelines.run.targets.config import (
     resolve_connection,
 )
 from eval_pipelines.run.targets.replay import ReplayTarget
+from eval_pipelines.run.trace_context import traced_request, with_trace
 
 if TYPE_CHECKING:
     from eval_pipelines.run.cache import ResponseCache
@@ -118,6 +119,7 @@ async def collect_outputs(
     stop = asyncio.Event()
     cost_limit = suite.execution.trials.cost_limit_usd
     spent = 0.0
+    redact_patterns = tuple(suite.tracing.redact_attributes) if suite.tracing else ()
 
     async def passed(result: ModelOutput) -> bool:
         if result.error is not None:
@@ -170,8 +172,8 @@ async def collect_outputs(
                 return ModelOutput(case.id, target_name, trial, None, attempts=0,
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
-            request = _request(suite, case, trial)
-            result = await _generate(target, request, case, target_name, trial, pause)
+            request = traced_request(suite, case, _request(suite, case, trial))
+            result = await _generate(target, request, case, target_name, trial, pause, redact_patterns)
             result.answers = answers
             reruns = suite.reruns_for(case)
             ok = await passed(result) if (reruns or suite.settings.fail_fast) else True
@@ -180,7 +182,8 @@ async def collect_outputs(
                 # the last attempt is stored, `attempts` counts the calls of all of them.
                 if not result.cached:
                     spent += result.cost_usd or 0.0
-                again = await _generate(_uncached(target), request, case, target_name, trial, pause)
+                again = await _generate(_uncached(target), request, case, target_name, trial, pause,
+                                        redact_patterns)
                 again.attempts += result.attempts
                 again.answers = answers
                 result = again
@@ -210,14 +213,14 @@ async def collect_outputs(
 
 
 async def _generate(target: Target, request: TargetRequest, case: TestCase, target_name: str,
-                    trial: int, pause: float = 0.0) -> ModelOutput:
+                    trial: int, pause: float = 0.0, redact_patterns: tuple[str, ...] = ()) -> ModelOutput:
     try:
         result = await target.generate(request)
     except Exception as exc:  # noqa: BLE001 - a target bug must not lose the case
         result = ModelOutput(case.id, target_name, trial, None, error=f"target failed: {type(exc).__name__}: {exc}")
     if pause > 0 and not result.cached:  # promptfoo sleeps after every response not from its cache
         await asyncio.sleep(pause)
-    return result
+    return with_trace(request, result, redact_patterns)
 
 
 def _with_suite_retries(config: TargetConfig, suite: Suite) -> TargetConfig:

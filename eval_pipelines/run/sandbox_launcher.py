@@ -8,8 +8,9 @@ reached through ``ctypes``.
 What it does, in order:
 
 1. ``unshare`` new mount, PID, IPC, UTS and (unless the target asked for the
-   network) network namespaces; when not root, first a user namespace in which
-   the caller is root (the kernel must allow unprivileged user namespaces).
+   network) network namespaces, whose loopback is brought up (its only device);
+   when not root, first a user namespace in which the caller is root (the
+   kernel must allow unprivileged user namespaces).
 2. ``fork``: the child is PID 1 of the new PID namespace. This process stays
    outside, waits for it and exits with its status; when this process is
    killed, the child gets SIGKILL (``PR_SET_PDEATHSIG``), and when PID 1 of a
@@ -173,6 +174,24 @@ def child(config):
         os._exit(127)
 
 
+def loopback_up():
+    """Bring up ``lo`` of the new network namespace (down when created; bubblewrap brings it up
+    too): the program can then reach servers it starts itself on 127.0.0.1 -- a traced script
+    provider's OTLP receiver -- and nothing else. Best effort: without it only loopback fails."""
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            got = fcntl.ioctl(sock, siocgifflags, struct.pack("16sH14s", b"lo", 0, b""))
+            flags = struct.unpack("16sH14s", got)[1]
+            fcntl.ioctl(sock, siocsifflags, struct.pack("16sH14s", b"lo", flags | iff_up, b""))
+    except OSError:
+        pass
+
+
 def main():
     config = json.loads(sys.argv[1])
     uid, gid = os.getuid(), os.getgid()
@@ -184,6 +203,8 @@ def main():
             _check(_libc.unshare(CLONE_NEWUSER), "unshare(user namespace)")
             enter_user_namespace(uid, gid)
         _check(_libc.unshare(flags), "unshare")
+        if flags & CLONE_NEWNET:
+            loopback_up()
     except OSError as exc:
         os.write(2, f"{SETUP_ERROR}{exc.strerror}\n".encode())
         return SETUP_EXIT

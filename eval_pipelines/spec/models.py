@@ -344,6 +344,18 @@ class DerivedMetric(Model):
     value: str
 
 
+class Tracing(Model):
+    """promptfoo ``tracing`` with ``enabled: true``: each output gets a trace (``context.traceparent``
+    to script providers, a GenAI span per OpenAI-compatible call) that trace assertions read."""
+
+    # The OTLP/HTTP port a script provider exports to (in its own sandbox), and the body formats
+    # taken there (promptfoo ``otlp.http.acceptFormats``).
+    otlp_port: int = Field(default=4318, ge=1, le=65535)
+    accept_formats: list[Literal["json", "protobuf"]] = Field(default_factory=lambda: ["json", "protobuf"])
+    # Attribute keys (case-insensitive substrings) whose values are stored as ``[REDACTED]``.
+    redact_attributes: list[str] = Field(default_factory=list)
+
+
 class Suite(Model):
     name: str
     description: str | None = None
@@ -388,6 +400,8 @@ class Suite(Model):
     max_steps: int | None = Field(default=None, ge=1)
     # promptfoo `derivedMetrics`: stored as metrics rows per target (and prompt).
     derived_metrics: list[DerivedMetric] = Field(default_factory=list)
+    # promptfoo `tracing` (enabled): None when the suite's outputs are not traced.
+    tracing: Tracing | None = None
     tests: list[TestCase]
 
     @field_validator("tools")

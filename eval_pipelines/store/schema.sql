@@ -218,6 +218,12 @@ ALTER TABLE response_cache ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
 -- asked for (a case with a perplexity assertion); NULL otherwise.
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS logprobs JSON;
 ALTER TABLE response_cache ADD COLUMN IF NOT EXISTS logprobs JSON;
+-- trace_id / spans / trace_error - a traced suite's (promptfoo `tracing.enabled`) OpenTelemetry
+-- trace of the output: its trace id, its spans (a JSON list; redactAttributes applied) and why
+-- spans could not be collected; NULL when the suite is not traced.
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS trace_id VARCHAR;
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS spans JSON;
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS trace_error VARCHAR;
 
 -- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
 -- so a changed dataset is visible between runs.

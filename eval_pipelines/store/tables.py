@@ -24,6 +24,7 @@ from eval_pipelines.grading.dispatch import GRADE_COLUMNS
 from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
+from eval_pipelines.run.tracing import OutputTrace, spans_from_json, spans_to_json
 from eval_pipelines.spec.models import Suite
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
@@ -141,7 +142,7 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
 
 OUTPUT_COLUMNS = ["test_id", "target", "trial", "output", "error", "latency_ms", "prompt_tokens",
                   "completion_tokens", "cost_usd", "cached", "attempts", "llm_calls", "tool_calls", "trace",
-                  "created_at", "finish_reason", "logprobs"]
+                  "created_at", "finish_reason", "logprobs", "trace_id", "spans", "trace_error"]
 
 
 def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id: str | None,
@@ -153,6 +154,8 @@ def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id:
         "cost_usd": o.cost_usd, "cached": o.cached, "attempts": o.attempts, "llm_calls": o.llm_calls,
         "tool_calls": o.tool_calls, "trace": to_json(o.trace), "created_at": created,
         "finish_reason": o.finish_reason, "logprobs": None if o.logprobs is None else to_json(o.logprobs),
+        "trace_id": o.otel.trace_id if o.otel else None, "spans": spans_to_json(o.otel.spans) if o.otel else None,
+        "trace_error": o.otel.error if o.otel else None,
     } for o in outputs]
     return _frame(rows, partition, run_id, suite, OUTPUT_COLUMNS)
 
@@ -172,7 +175,17 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         trace=json.loads(r["trace"]) if r["trace"] else [],
         finish_reason=val(r.get("finish_reason")),
         logprobs=json.loads(r["logprobs"]) if isinstance(val(r.get("logprobs")), str) else None,
+        otel=_otel(r),
     ) for r in rows.to_dict("records")]
+
+
+def _otel(row: dict[str, Any]) -> OutputTrace | None:
+    trace_id = val(row.get("trace_id"))
+    if not isinstance(trace_id, str):
+        return None
+    spans = val(row.get("spans"))
+    return OutputTrace(trace_id, spans_from_json(spans) if isinstance(spans, str) else (),
+                       val(row.get("trace_error")))
 
 
 # ---- grades --------------------------------------------------------------------------

@@ -269,7 +269,7 @@ def test_step_count_not_form_and_bad_values() -> None:
     assert grade(None, "trajectory_step_count", "", trace=STEPS, step_type="tool", max=3, negate=True).passed
     assert not grade(None, "trajectory_step_count", "", trace=STEPS, step_type="tool", min=1, negate=True).passed
     for config, message in [({"step_type": "tool"}, "give `min`, `max` or both"), ({"min": 3, "max": 1}, "above"),
-                            ({"step_type": "reasoning", "min": 1}, "tool' or 'command'")]:
+                            ({"step_type": "thought", "min": 1}, "'reasoning', 'message' or 'span'")]:
         with pytest.raises(registry.ValidationError, match=message):
             registry.parse_params("trajectory_step_count", config)
 

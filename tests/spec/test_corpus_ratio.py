@@ -99,13 +99,16 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     # env (OPENAI_API_KEY: $OPENAI_API_KEY) loads; then its prompt files (not copied) and `non-empty`
     assert not any("env" in e.split(": ")[1] for e in reasons["openai-assistant/promptfooconfig.yaml"])
     assert any("'non-empty' is not supported" in e for e in reasons["openai-assistant/promptfooconfig.yaml"])
-    # tracing / redteam are accepted unless the tests depend on them
+    # tracing is honoured (trace assertions load); redteam is accepted next to tests
     assert "python" in reasons["openai-agents/promptfooconfig_traced.yaml"][0]  # past `tracing`
     assert "without tests" in reasons["custom-provider-multi-turn/promptfooconfig.yaml"][0]
-    assert "trace-span-count" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
-    # promptfoo:redteam:* graders load; the agentic runtime ones (graded from trace evidence) are refused
+    # its defaultTest's trace-span-count loads: only the red-team generation recipe is refused
+    assert "without tests" in reasons["openai-agents/promptfooconfig.redteam.coding.yaml"][0]
+    # promptfoo:redteam:* graders load; the agentic runtime ones (graded from the evidence promptfoo's
+    # agentic plugins collect, not the output) are refused; nothing else is refused for traces
     assert "openai-responses/promptfooconfig.tool-discovery.yaml" not in reasons
     assert "OpenTelemetry" in reasons["openai-codex-sdk/agentic-runtime/promptfooconfig.yaml"][0]
+    assert not any("OpenTelemetry" in e for f, errors in reasons.items() if "agentic-runtime" not in f for e in errors)
     # its prompt's own config and its test CSV load; eval-f-score's mathjs conditionals too
     assert "f-score/promptfooconfig.yaml" not in reasons and "eval-f-score/promptfooconfig.yaml" not in reasons
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]

@@ -33,6 +33,7 @@ from eval_pipelines.spec.loaders import eval_yaml, eval_yaml_cases, eval_yaml_fi
 from eval_pipelines.grading.graders.rubrics import RubricItem
 from eval_pipelines.spec.loaders import agentv_head, agentv_v5, agentv_v5_tests, prompt_modes, promptfoo, promptfoo_prompts
 from eval_pipelines.spec.loaders import promptfoo_providers
+from eval_pipelines.spec.loaders import promptfoo_sidecars
 from eval_pipelines.spec.loaders import promptfoo_tests, promptfoo_vocabulary, skill_evals_json, skill_tests
 from eval_pipelines.spec.models import RegressionSettings, Reporting, Settings, Workspace, WorkspaceScript
 from eval_pipelines.spec.schema_export import COMMON_ASSERT_FIELDS, eval_suite_schema
@@ -120,6 +121,9 @@ def _promptfoo_fields() -> set[str]:
     fields |= {f"promptfoo: scenarios[].{k}" for k in promptfoo_tests.SCENARIO_KEYS}
     fields |= {f"promptfoo: tests[] {{path, config}} entry .{k}" for k in promptfoo_tests.TEST_FILE_ENTRY_KEYS}
     fields |= {f"promptfoo: prompt CSV column {k}" for k in promptfoo_prompts.PROMPT_CSV_COLUMNS}
+    fields |= {f"promptfoo: tracing.{k}" for k in promptfoo_sidecars.TRACING_KEYS} | {
+        "promptfoo: tracing.otlp.http", "promptfoo: tracing.otlp.grpc"}
+    fields |= {f"promptfoo: tracing.otlp.http.{k}" for k in promptfoo_sidecars.HTTP_KEYS}
     return fields | {f"promptfoo: CSV column {k}" for k in promptfoo_tests.CSV_COLUMNS}
 
 

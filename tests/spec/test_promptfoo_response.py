@@ -166,8 +166,8 @@ def test_tool_call_f1_and_trajectory_types_map_onto_their_graders(tmp_path: Path
 @pytest.mark.parametrize("asserts, message", [
     ("      - {type: tool-call-f1, value: ' , '}\n", "tool-call-f1: `value` must name at least one expected tool"),
     ("      - {type: tool-call-f1, value: {a: 1}}\n", "must be a list of tool names or a comma-separated string"),
-    ("      - {type: trajectory:step-count, value: {type: reasoning, min: 4, max: 4}}\n",
-     "`value.type` reasoning: those trajectory steps come from OpenTelemetry spans"),
+    ("      - {type: trajectory:step-count, value: {type: thought, min: 4, max: 4}}\n",
+     "`value.type` thought is not a step type (command, message, reasoning, search, span, tool)"),
     ("      - {type: trajectory:step-count, value: {type: tool}}\n", "`value` must include `min` or `max`"),
     ("      - {type: trajectory:step-count, value: {type: tool, min: 1.5}}\n", "`value.min` must be a whole number"),
     ("      - {type: trajectory:step-count, value: {kind: tool, min: 1}}\n", "unknown field(s) kind"),

@@ -8,7 +8,7 @@ lines, a function body (Python: several lines or a ``return``); ``file://path[:f
 a file copied into the sandbox (JavaScript: the module's export, or the named
 function; Python: ``get_assert``, or the named function) called with
 ``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
-``config``.
+``config``, and in a traced suite ``trace`` (``{traceId, spans}``, run/tracing.py).
 
 promptfoo's reading of the result: a boolean is the verdict (score 1 or 0); a
 number is the score, passing when it reaches ``threshold`` (or when it is above
@@ -107,9 +107,12 @@ class ScriptAssertParams(Params):
 
 
 def _context(inp: GradeInput, params: ScriptAssertParams) -> dict[str, Any]:
-    return {"vars": inp.case.metadata.get("vars", {}), "prompt": inp.case.user_text,
-            "test": {"description": inp.case.description, "metadata": inp.case.metadata},
-            "config": params.config}
+    context = {"vars": inp.case.metadata.get("vars", {}), "prompt": inp.case.user_text,
+               "test": {"description": inp.case.description, "metadata": inp.case.metadata},
+               "config": params.config}
+    if inp.otel is not None:  # a traced suite: promptfoo's `context.trace` = {traceId, spans}
+        context["trace"] = inp.otel.as_promptfoo()
+    return context
 
 
 def read_result(raw: Any, threshold: float | None) -> Outcome:

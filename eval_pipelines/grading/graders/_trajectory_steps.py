@@ -70,7 +70,9 @@ def matches(step: Step, types: list[str] | None, pattern: str | None) -> bool:
     return pattern is None or any(matches_pattern(alias, pattern) for alias in step.aliases)
 
 
-def summary(trace: list[dict[str, Any]]) -> str:
-    """The trajectory for a judge, in promptfoo's summary shape: {stepCount, steps: [{index, type, name}]}."""
-    listed = [{"index": i, "type": s.type, "name": s.name} for i, s in enumerate(steps(trace), start=1)]
+def summary(trace: list[dict[str, Any]], given: list[Step] | None = None) -> str:
+    """The trajectory (``given`` steps, else the recorded tool calls') for a judge, in promptfoo's
+    summary shape: {stepCount, steps: [{index, type, name}]}."""
+    listed = [{"index": i, "type": s.type, "name": s.name}
+              for i, s in enumerate(steps(trace) if given is None else given, start=1)]
     return json.dumps({"stepCount": len(listed), "steps": listed}, ensure_ascii=False)

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders import _judging as J
+from eval_pipelines.grading.graders._trajectory_spans import steps_of
 from eval_pipelines.grading.graders._trajectory_steps import summary
 
 SYSTEM = ("You grade whether an AI agent achieved a goal, from its final output and a summary of the "
@@ -55,7 +56,7 @@ class TrajectoryGoalSuccess(Grader[GoalSuccessParams]):
         judge = inp.judge
         if judge is None:
             return J.no_judge()
-        trajectory = summary(inp.trace)
+        trajectory = summary(inp.trace, steps_of(inp))  # a traced run's spans when it recorded no tool calls
         user = J.render(USER, {"goal": params.goal, "trajectory": trajectory, "output": inp.output})
         try:
             asked = await J.ask(judge, SYSTEM, user, _parse, temperature=params.temperature)

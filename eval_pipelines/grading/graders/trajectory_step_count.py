@@ -4,11 +4,10 @@ matching a ``pattern`` lies
 within ``min`` .. ``max``.
 
 Steps are the run's recorded tool calls (``_trajectory_steps``): ``tool`` steps and
-``command`` steps (shell tools). ``pattern`` (promptfoo's ``pattern`` or ``name``) is a glob
+``command`` steps (shell tools); in a traced run without recorded tool calls, the spans
+(``_trajectory_spans``: also ``search``, ``reasoning``, ``message`` and ``span`` steps). ``pattern`` (promptfoo's ``pattern`` or ``name``) is a glob
 (``*``, ``?``) over the whole step name, case-insensitive, as promptfoo's ``matchesPattern``.
-Without ``step_type`` every recorded step counts; promptfoo's trace would also hold model,
-message and reasoning spans, which our runs do not record (the promptfoo loader stores a
-warning). Score 1 when ``min <= count <= max`` (each bound optional, one required), else 0.
+Without ``step_type`` every step counts. Score 1 when ``min <= count <= max`` (each bound optional, one required), else 0.
 """
 
 from __future__ import annotations
@@ -19,8 +18,9 @@ from pydantic import Field, model_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders import _trajectory_steps as T
+from eval_pipelines.grading.graders._trajectory_spans import steps_of
 
-StepType = Literal["tool", "command"]
+StepType = Literal["tool", "command", "search", "reasoning", "message", "span"]
 
 
 class StepCountParams(Params):
@@ -47,7 +47,7 @@ class TrajectoryStepCount(Grader[StepCountParams]):
     def grade(self, params: StepCountParams, inp: GradeInput) -> Outcome:
         types = [params.step_type] if isinstance(params.step_type, str) else params.step_type
         pattern = params.pattern
-        matched = [s for s in T.steps(inp.trace) if T.matches(s, types, pattern)]
+        matched = [s for s in steps_of(inp) if T.matches(s, types, pattern)]
         count = len(matched)
         ok = (params.min is None or count >= params.min) and (params.max is None or count <= params.max)
         wanted = (f"{params.min}-{params.max}" if params.min is not None and params.max is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from eval_pipelines.run.tracing import OutputTrace
 from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, Message, ToolSpec
 
 
@@ -25,6 +26,13 @@ class TargetRequest:
     # Settings the case lays over the target's own (a promptfoo prompt's `config`: temperature,
     # max_tokens, response_format); OpenAI-compatible targets send them, the others cannot.
     model_settings: dict[str, Any] | None = None
+    # W3C trace context of this call when the suite is traced (promptfoo `tracing.enabled`):
+    # targets record their spans under it. Never part of a cache key.
+    traceparent: str | None = None
+    # Where a traced script provider exports its spans (tracing.otlp.http): the port of the
+    # receiver started in its sandbox, and the body formats it takes.
+    otlp_port: int = 4318
+    otlp_formats: tuple[str, ...] = ("json", "protobuf")
 
     @property
     def user_text(self) -> str:
@@ -60,6 +68,8 @@ class ModelOutput:
     # A conversation turn's earlier answers its input was filled with, by test id
     # (``TestCase.after``). Not stored: the grades stage finds them among the stored outputs.
     answers: dict[str, str | None] = field(default_factory=dict)
+    # The call's OpenTelemetry trace (its id and spans) when the suite is traced, else None.
+    otel: OutputTrace | None = None
 
 
 class Target(Protocol):

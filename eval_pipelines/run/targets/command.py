@@ -18,12 +18,27 @@ import shlex
 import time
 from pathlib import Path
 
+from eval_pipelines.run import otlp_sandbox
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
+from eval_pipelines.run.tracing import OutputTrace, parse_traceparent
 from eval_pipelines.run.targets.config import CommandTargetConfig
 
 # Variables handed to untrusted programs are chosen by the suite; names like these are dropped anyway.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 MAX_OUTPUT_BYTES = 1_000_000
+
+
+def _received(stdout: str, traceparent: str) -> tuple[str, OutputTrace]:
+    """The command's own output and the trace its receiver collected (spans of our trace only)."""
+    trace_id = (parse_traceparent(traceparent) or ("",))[0]
+    output, bodies, dropped = otlp_sandbox.read_traced(stdout)
+    if bodies is None:
+        return output, OutputTrace(trace_id, (), "the OTLP receiver gave no report (killed before it could)")
+    spans, error = otlp_sandbox.spans_of_bodies(bodies)
+    if dropped and error is None:
+        error = (f"{dropped} OTLP bodies refused as too large (over {otlp_sandbox.MAX_BODY_BYTES // 2**20} MB, "
+                 f"or over {otlp_sandbox.MAX_TOTAL_BYTES // 2**20} MB in all)")
+    return output, OutputTrace(trace_id, tuple(s for s in spans if s.trace_id == trace_id), error)
 
 
 class CommandTarget:
@@ -52,18 +67,25 @@ class CommandTarget:
             return ModelOutput(request.test_id, self.name, request.trial, None,
                                error=f"a command target cannot take {', '.join(media)} content parts "
                                      "(its stdin is text); run this case on an OpenAI-compatible target")
+        argv, env = self.argv, self.extra_env
+        if request.traceparent:  # a traced suite: promptfoo's receiver, in the sandbox (run/otlp_sandbox.py)
+            argv = otlp_sandbox.wrap(self.argv, request.otlp_port, list(request.otlp_formats))
+            env = {**self.extra_env, "TRACEPARENT": request.traceparent}
         result = await arun_sandboxed(
-            self.argv,
+            argv,
             stdin=request.user_text.encode(),
             timeout_s=timeout,
             memory_mb=self.memory_mb,
-            max_output_bytes=MAX_OUTPUT_BYTES,
+            max_output_bytes=MAX_OUTPUT_BYTES + (otlp_sandbox.REPORT_BYTES if request.traceparent else 0),
             copy_from=self.cwd,
             writable=self.writable,
-            extra_env=self.extra_env,
+            extra_env=env,
             network=self.network,
         )
         latency = (time.perf_counter() - started) * 1000
+        stdout, otel = result.stdout_text(), None
+        if request.traceparent:
+            stdout, otel = _received(stdout, request.traceparent)
         if result.error:
             return ModelOutput(request.test_id, self.name, request.trial, None,
                                error=f"cannot start {self.argv[0]!r}: {result.error} [sandbox: {result.isolation}]",
@@ -74,9 +96,9 @@ class CommandTarget:
         if result.returncode != 0:
             return ModelOutput(request.test_id, self.name, request.trial, None,
                                error=f"command exited with {result.returncode}: {result.stderr_tail()}",
-                               latency_ms=latency)
-        return ModelOutput(request.test_id, self.name, request.trial, result.stdout_text().rstrip("\n"),
-                           latency_ms=latency, llm_calls=0)
+                               latency_ms=latency, otel=otel)
+        return ModelOutput(request.test_id, self.name, request.trial, stdout.rstrip("\n"),
+                           latency_ms=latency, llm_calls=0, otel=otel)
 
     async def aclose(self) -> None:
         return None

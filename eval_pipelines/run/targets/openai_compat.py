@@ -19,14 +19,16 @@ import asyncio
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import openai
 
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
+from eval_pipelines.run.targets.genai_span import genai_span
 from eval_pipelines.run.targets.tools import call_tool, openai_tools, result_content
+from eval_pipelines.run.tracing import OutputTrace, Span, now_ns, parse_traceparent
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
@@ -81,6 +83,9 @@ class Reply:
     completion_tokens: int | None
     finish_reason: str | None = None
     logprobs: list[float] | None = None
+    # The body's `model` and `id` (a traced call's span records them).
+    model: str | None = None
+    id: str | None = None
 
 
 def _token_logprobs(choice: dict[str, Any]) -> list[float] | None:
@@ -118,7 +123,9 @@ def parse_reply(data: Any) -> Reply:
     finish = choices[0].get("finish_reason")
     return Reply(content, [c for c in calls if isinstance(c, dict)],
                  _int_or_none(usage.get("prompt_tokens")), _int_or_none(usage.get("completion_tokens")),
-                 finish if isinstance(finish, str) and finish else None, _token_logprobs(choices[0]))
+                 finish if isinstance(finish, str) and finish else None, _token_logprobs(choices[0]),
+                 data.get("model") if isinstance(data.get("model"), str) else None,
+                 data.get("id") if isinstance(data.get("id"), str) else None)
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ class ChatResult:
     error: str | None
     attempts: int
     latency_ms: float
+    span: Span | None = None  # the call's GenAI span, in a traced suite
 
 
 def response_format(request: TargetRequest) -> dict[str, Any] | None:
@@ -138,6 +146,12 @@ def response_format(request: TargetRequest) -> dict[str, Any] | None:
             "name": "expected_output", "schema": request.response_schema}}
     extra.update(getattr(request, "model_settings", None) or {})
     return extra or None
+
+
+def _otel(request: TargetRequest, spans: list[Span]) -> OutputTrace | None:
+    """The output's trace: the request's trace id and the spans of its calls (traced suites only)."""
+    parsed = parse_traceparent(request.traceparent) if request.traceparent else None
+    return OutputTrace(parsed[0], tuple(spans)) if parsed else None
 
 
 class OpenAITarget:
@@ -208,19 +222,7 @@ class OpenAITarget:
             options={"timeout": timeout_s, "security": {"bearer_auth": True}})
         return parse_reply(data)
 
-    async def chat(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        timeout_s: float,
-        extra: dict[str, Any] | None = None,
-    ) -> ChatResult:
-        """One chat completion with our retry policy; never raises for API failures.
-
-        Each attempt may take the smaller of the target's ``timeout_s``
-        (targets.yaml) and the case's timeout.
-        """
-        timeout_s = min(timeout_s, self.config.timeout_s)
+    def _body(self, messages: list[dict[str, Any]], extra: dict[str, Any] | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.config.model, "messages": messages}
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature
@@ -233,6 +235,34 @@ class OpenAITarget:
             if self.config.tool_choice is not None:
                 body["tool_choice"] = self.config.tool_choice
         body.update(extra or {})
+        return body
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        timeout_s: float,
+        extra: dict[str, Any] | None = None,
+        traceparent: str | None = None,
+    ) -> ChatResult:
+        """One chat completion with our retry policy; never raises for API failures.
+
+        Each attempt may take the smaller of the target's ``timeout_s``
+        (targets.yaml) and the case's timeout. With ``traceparent`` (a traced suite) the
+        result carries one GenAI span for the call, its retries included, as promptfoo's
+        ``withGenAISpan`` wraps one provider call (run/targets/genai_span.py).
+        """
+        body = self._body(messages, extra)
+        started_ns = now_ns()
+        result = await self._chat(body, timeout_s)
+        if traceparent:
+            result = replace(result, span=genai_span(traceparent, provider_id=self.name, body=body,
+                                                     start_ns=started_ns, end_ns=now_ns(),
+                                                     reply=result.reply, error=result.error))
+        return result
+
+    async def _chat(self, body: dict[str, Any], timeout_s: float) -> ChatResult:
+        timeout_s = min(timeout_s, self.config.timeout_s)
         started = time.perf_counter()
         last_error = "no attempt made"
         attempts = 0
@@ -257,14 +287,15 @@ class OpenAITarget:
         if request.tools:
             return await self._generate_with_tools(request)
         result = await self.chat(self._messages(request), timeout_s=request.timeout_s,
-                                 extra=response_format(request))
+                                 extra=response_format(request), traceparent=request.traceparent)
         reply = result.reply
+        otel = _otel(request, [result.span] if result.span else [])
         if reply is None:
             return ModelOutput(
                 test_id=request.test_id, target=self.name, trial=request.trial, output=None,
                 error=result.error, latency_ms=result.latency_ms,
                 # One model call (that failed); its HTTP retries are in `attempts`.
-                attempts=result.attempts, llm_calls=1,
+                attempts=result.attempts, llm_calls=1, otel=otel,
             )
         output, trace = offered_tool_output(reply) if self.config.tools is not None else (reply.content or "", [])
         return ModelOutput(
@@ -282,6 +313,7 @@ class OpenAITarget:
             llm_calls=1,  # as with tools: model calls, not HTTP attempts
             finish_reason=reply.finish_reason,
             logprobs=reply.logprobs,
+            otel=otel,
         )
 
     async def _generate_with_tools(self, request: TargetRequest) -> ModelOutput:
@@ -315,6 +347,7 @@ class OpenAITarget:
         text = ""
         finish_reason: str | None = None  # the last model call's
         logprobs: list[float] | None = None  # the last model call's
+        spans: list[Span] = []  # one GenAI span per model call, in a traced suite
 
         def output(out: str | None, error: str | None = None) -> ModelOutput:
             return ModelOutput(
@@ -322,11 +355,13 @@ class OpenAITarget:
                 output=out, error=error, latency_ms=(time.perf_counter() - started) * 1000,
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost_usd=cost,
                 attempts=attempts, llm_calls=llm_calls, tool_calls=len(trace), trace=trace,
-                finish_reason=finish_reason, logprobs=logprobs,
+                finish_reason=finish_reason, logprobs=logprobs, otel=_otel(request, spans),
             )
 
         for step in range(1, max(1, request.max_steps) + 1):
-            result = await self.chat(messages, timeout_s=request.timeout_s, extra=extra)
+            result = await self.chat(messages, timeout_s=request.timeout_s, extra=extra,
+                                     traceparent=request.traceparent)
+            spans.extend([result.span] if result.span else [])
             attempts += result.attempts
             llm_calls += 1
             reply = result.reply

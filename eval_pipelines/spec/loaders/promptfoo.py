@@ -17,8 +17,8 @@ switches are cosmetic and stored as warnings); ``tags``; ``metadata``
 and ``commandLineOptions`` are accepted with a stored warning (results go to
 DuckDB and our reports). ``nunjucksFilters`` (and ``filters``, its old
 name) are custom template filters run in the sandbox (``promptfoo_filters``); ``env`` as
-``promptfoo_env`` allows (references to the environment, base URLs); ``tracing`` and
-``redteam`` as ``promptfoo_sidecars`` allows (stored warnings). ``extensions`` (lifecycle hooks) run in the sandbox at load
+``promptfoo_env`` allows (references to the environment, base URLs); ``tracing`` (honoured) and
+``redteam`` as ``promptfoo_sidecars`` reads them. ``extensions`` (lifecycle hooks) run in the sandbox at load
 (``promptfoo_extensions``: beforeAll, beforeEach; afterEach/afterAll refused); ``derivedMetrics`` (arithmetic expressions)
 become ``Suite.derived_metrics``.
 
@@ -62,7 +62,7 @@ from eval_pipelines.spec.loaders.promptfoo_prompts import (
 )
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider, parse_provider, parse_providers
 from eval_pipelines.spec.loaders.promptfoo_scripts import resolve_script_vars, transform_vars
-from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars
+from eval_pipelines.spec.loaders.promptfoo_sidecars import check_sidecars, read_tracing
 from eval_pipelines.spec.loaders.promptfoo_template_env import NAMES_READ, read_warnings
 from eval_pipelines.spec.loaders.promptfoo_tests import (
     RawTest, collect_raw_tests, expand_scenarios, load_vars, merge_default, read_default_test, resolve_variables,
@@ -427,6 +427,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         ctx.error(doc, ("tests",), "the config has no tests", "`tests` or `scenarios`")
     if dialect == "promptfoo":
         apply_env(ctx, doc, raw.get("env"), list(loader.providers.values()))
+    tracing = read_tracing(ctx, doc, raw) if dialect == "promptfoo" else None
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
         raise SpecErrors(with_hints(list(dict.fromkeys(ctx.errors))))
     tags = [f"{k}:{v}" for k, v in t.items()] if isinstance(t := raw.get("tags") or [], dict) else [str(x) for x in t]
@@ -438,6 +439,6 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         execution=execution, settings=settings, scoring="weighted" if dialect == "agentv" else "all_pass",
         tests=cases,
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
-        derived_metrics=derived,
+        derived_metrics=derived, tracing=tracing,
     )
     return suite, list(dict.fromkeys(ctx.warnings))

@@ -38,6 +38,7 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import (
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
     RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
 )
+from eval_pipelines.spec.loaders.promptfoo_vocabulary_trace import TRACE_VOCABULARY
 from eval_pipelines.spec.models import Assertion
 from eval_pipelines.spec.source import Document, read_text
 
@@ -49,6 +50,7 @@ VALUE_NOT_READ = {"latency", "cost", "assert-set", "is-valid-openai-tools-call",
                   "context-relevance", "context-faithfulness"} | TEXT_VALUE_NOT_READ
 
 VOCABULARY.update(TEXT_VOCABULARY)  # is-xml, is-html, is-sql, is-refusal, webhook, ... (and refusals)
+VOCABULARY.update(TRACE_VOCABULARY)  # trace-span-count, trace-span-duration, trace-error-spans
 
 # promptfoo types whose mapping reads the test's variables.
 WITH_VARIABLES = {**CONVERSATION_TYPES, **RAG_TYPES}

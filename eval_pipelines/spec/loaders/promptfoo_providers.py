@@ -51,12 +51,15 @@ OPENAI_CONFIG_APPLIED = {"apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temp
                          "response_format", "tools", "tool_choice"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 path, function, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 spec = importlib.util.spec_from_file_location("provider", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-result = getattr(module, function)(sys.stdin.read(), options, {"vars": {}})
+context = {"vars": {}}
+if os.environ.get("TRACEPARENT"):  # a traced suite: promptfoo's context.traceparent
+    context["traceparent"] = os.environ["TRACEPARENT"]
+result = getattr(module, function)(sys.stdin.read(), options, context)
 if isinstance(result, dict) and result.get("error"):
     sys.exit(str(result["error"]))
 output = result.get("output") if isinstance(result, dict) else result

@@ -70,8 +70,9 @@ def _tool_call_f1(raw: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_call_f1", "value": names, "threshold": _threshold(raw, 1.0)}
 
 
-STEP_TYPES = {"tool", "command"}
-NOT_RECORDED = {"message", "reasoning", "search", "span"}
+STEP_TYPES = {"tool", "command", "message", "reasoning", "search", "span"}
+# Step types only a traced run's spans give (grading/graders/_trajectory_spans.py).
+FROM_SPANS = {"message", "reasoning", "search", "span"}
 
 
 def _step_count(raw: dict[str, Any]) -> dict[str, Any]:
@@ -86,13 +87,9 @@ def _step_count(raw: dict[str, Any]) -> dict[str, Any]:
     listed = types if isinstance(types, list) else [types] if types is not None else []
     if not all(isinstance(t, str) for t in listed):
         raise Refused("`value.type` must be a step type or a list of them")
-    unseen = [t for t in listed if t in NOT_RECORDED]
-    if unseen:
-        raise Refused(f"`value.type` {', '.join(unseen)}: those trajectory steps come from OpenTelemetry spans, "
-                      "which runs here do not record (only tool and command steps, from the tool calls)")
     bad = [t for t in listed if t not in STEP_TYPES]
     if bad:
-        raise Refused(f"`value.type` {', '.join(bad)} is not a step type (tool, command)")
+        raise Refused(f"`value.type` {', '.join(bad)} is not a step type ({', '.join(sorted(STEP_TYPES))})")
     for bound in ("min", "max"):
         if bound in value and (isinstance(value[bound], bool) or not isinstance(value[bound], int) or value[bound] < 0):
             raise Refused(f"`value.{bound}` must be a whole number of steps, 0 or more")
@@ -107,6 +104,17 @@ def _step_count(raw: dict[str, Any]) -> dict[str, Any]:
     # `type` and `name` are an assertion's own fields here.
     renamed = {"type": "step_type", "name": "pattern"}
     return {"type": "trajectory_step_count", **{renamed.get(k, k): v for k, v in value.items()}}
+
+
+def _step_count_warning(raw: dict[str, Any]) -> str | None:
+    value = raw.get("value")
+    if not isinstance(value, dict) or "type" not in value:
+        return ("trajectory:step-count without `type` counts the run's recorded tool calls (in a traced run "
+                "without any, its spans: promptfoo's trace also holds model, message and reasoning spans)")
+    listed = value["type"] if isinstance(value["type"], list) else [value["type"]]
+    from_spans = [t for t in listed if t in FROM_SPANS]
+    return (f"`value.type` {', '.join(from_spans)}: those steps come only from a traced run's spans "
+            "(`tracing.enabled` and a provider that exports them)") if from_spans else None
 
 
 def _tool_used(raw: dict[str, Any]) -> dict[str, Any]:
@@ -170,9 +178,7 @@ RESPONSE_WARNINGS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "meteor": lambda raw: ("meteor is scored from exact and Porter-stem matches only: promptfoo's WordNet "
                            "synonym stage is not run here (no WordNet data), so a score can be lower than "
                            "promptfoo's"),
-    "trajectory:step-count": lambda raw: None if isinstance(raw.get("value"), dict) and "type" in raw["value"] else (
-        "trajectory:step-count without `type` counts the run's recorded tool calls; promptfoo's trace "
-        "would also hold model, message and reasoning spans"),
+    "trajectory:step-count": lambda raw: _step_count_warning(raw),
     **{kind: (lambda raw: f"value: accepted but not used ({raw['type']} reads only `threshold`)"
               if raw.get("value") is not None else None) for kind in ("perplexity", "perplexity-score")},
 }
