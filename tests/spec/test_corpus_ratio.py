@@ -5,9 +5,10 @@ one says which examples are in scope and why the others are not). Every file eit
 or fails with one-line errors naming a file of its example, the field and the feature.
 
 The issue's bar is 80%. AgentV HEAD meets it. The promptfoo corpus (the in-scope example
-configs found in the stored index, see its README) does not: its floors below are the measured
-122/252 (48%) and 122/216 (56%) without the configs that fail only on absent files, so a change
-that loads fewer examples fails here; raise them when a change loads more.
+configs found in the stored index, see its README) meets it only for the configs `promptfoo eval`
+runs whose files the copy holds (140/171, 82%); of all 253 it is 140 (55%), of those whose files
+the copy holds 140/210 (67%). The floors below are those measured shares, so a change that loads
+fewer examples fails here; raise them when a change loads more.
 """
 
 from __future__ import annotations
@@ -51,13 +52,15 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 
 
 # Floors: the measured shares (all files; without the files that fail only because a file they
-# read is absent from the copy). Issue 18 asks for 80%: met for AgentV (with and without the absent
-# files), not for promptfoo (the figures are printed and stated in docs/promptfoo.md).
-@pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present"), [
-    (PROMPTFOO, {"promptfoo"}, 252, 0.51, 0.60), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.84, 0.92)],
+# read is absent from the copy; and, for promptfoo, of the configs `promptfoo eval` runs, i.e. not
+# red-team generation recipes, whose files the copy holds). Issue 18 asks for 80%: met for AgentV,
+# for promptfoo only on the last measure (all figures are printed and stated in docs/promptfoo.md).
+@pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present", "floor_runnable"), [
+    (PROMPTFOO, {"promptfoo"}, 253, 0.55, 0.66, 0.81), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.84, 0.92, None)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
-                                                        floor_all: float, floor_present: float) -> None:
+                                                        floor_all: float, floor_present: float,
+                                                        floor_runnable: float | None) -> None:
     assert len(files) >= minimum_files
     loaded, failed = measure(files)
     for file in loaded:
@@ -76,11 +79,13 @@ def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], forma
     # `eval` warns on them ("Did you mean to run promptfoo redteam generate instead?"). Printed
     # apart, so the share of configs `promptfoo eval` runs can be read too; the floors count them.
     generation = [f for f, errors in failed.items() if any(GENERATION_ONLY in e for e in errors)]
+    assert (floor_runnable is None) == (not generation)
     if generation:
         runnable, runnable_present = len(files) - len(generation), present - len(generation)
         print(f"{len(generation)} are red-team generation configs without tests: {len(loaded)}/{runnable} "
               f"({len(loaded) / runnable:.0%}) of the others validate, "
               f"{len(loaded)}/{runnable_present} ({len(loaded) / runnable_present:.0%}) without absent files")
+        assert len(loaded) / runnable_present >= floor_runnable
     for file, errors in failed.items():
         print(f"  {file.relative_to(DATA)}: {errors[0].split(': ', 1)[-1]}")
     assert len(loaded) / len(files) >= floor_all and len(loaded) / present >= floor_present
@@ -108,7 +113,7 @@ def test_the_failures_name_the_unsupported_feature() -> None:
     # agentic plugins collect, not the output) are refused; nothing else is refused for traces
     assert "openai-responses/promptfooconfig.tool-discovery.yaml" not in reasons
     assert "OpenTelemetry" in reasons["openai-codex-sdk/agentic-runtime/promptfooconfig.yaml"][0]
-    assert not any("OpenTelemetry" in e for f, errors in reasons.items() if "agentic-runtime" not in f for e in errors)
+    assert not any("OpenTelemetry" in e for errors in reasons.values() for e in errors if "agentic:" not in e)
     # its prompt's own config and its test CSV load; eval-f-score's mathjs conditionals too
     assert "f-score/promptfooconfig.yaml" not in reasons and "eval-f-score/promptfooconfig.yaml" not in reasons
     assert "Hugging Face datasets" in reasons["openai-gpt-4.1-vs-gpt-4o-mmlu/promptfooconfig.yaml"][0]
