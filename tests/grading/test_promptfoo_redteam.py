@@ -242,7 +242,7 @@ def test_the_agentic_runtime_graders_are_refused_in_one_line() -> None:
         load_suite(EXAMPLES / "openai-codex-sdk" / "agentic-runtime" / "promptfooconfig.yaml")
     lines = str(info.value).splitlines()
     approval = [line for line in lines if "agentic:approval-continuity" in line]
-    assert len(approval) == 1 and "OpenTelemetry" in approval[0] and "never the output" in approval[0]
+    assert len(approval) == 1 and "promptfoo.agentic.evidence_json" in approval[0] and "never the output" in approval[0]
 
 
 def test_an_unknown_plugin_is_refused_naming_it_and_the_docs(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ none; ``promptfoo redteam generate`` copies it into each test it writes). The te
 metadata (``purpose``, ``goal``, ``entities``, ``pluginId``, ``pluginConfig``) reaches the
 grader with the case.
 
-Refused in one line: a plugin whose grader grades something we do not collect (the ``agentic:*``
-runtime graders read OpenTelemetry spans or provider evidence, never the output), one whose
+Refused in one line: a plugin whose grader grades something we do not read (the ``agentic:*``
+runtime graders read structured findings an agent harness records, never the output), one whose
 grader needs state a single output does not carry, and an id promptfoo has no grader for here.
 """
 
@@ -25,9 +25,9 @@ DOCS = "docs/promptfoo.md, \"Red-team graders\", lists the supported plugins"
 
 # promptfoo plugins whose grader reads what this installation does not have: plugin -> why.
 CANNOT_GRADE = {
-    "agentic:": "promptfoo's agentic runtime graders (src/redteam/plugins/agentic.ts) grade structured "
-                "OpenTelemetry span or provider evidence of findings, never the output, and no traces are "
-                "collected here",
+    "agentic:": "promptfoo's agentic runtime graders (src/redteam/plugins/agentic.ts) grade the structured "
+                "findings an agent SDK harness records (span attributes such as promptfoo.agentic.evidence_json, "
+                "or provider evidence), never the output; those graders are not built here",
     "cross-session-leak": "its grader compares two sessions' outputs (a stateful two-step test)",
     "memory-poisoning": "its grader needs the poisoned memory written in an earlier turn",
 }
