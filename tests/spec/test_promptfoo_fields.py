@@ -367,3 +367,15 @@ def test_a_script_provider_given_by_a_python_field_says_how_to_name_it(tmp_path:
                              "tests: [{vars: {q: x}}]\n")
     assert "providers[0].python: unknown field 'python'" in line and "Could not identify provider" in line
     assert "`id: file://path/provider.py`" in line
+
+
+def test_a_test_naming_a_provider_that_did_not_load_adds_no_second_error(tmp_path: Path) -> None:
+    """redteam-sql-injection-agent's shape: the provider's script is absent, and a test names the
+    provider by label. The one error is the absent file (a 'no provider matches' line would blame the test)."""
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['{{ q }}']\nproviders:\n  - {id: 'file://agent.py:call_api', label: ticket-agent}\n"
+        "tests:\n  - vars: {q: x}\n    providers: [ticket-agent]\n  - vars: {q: y}\n    providers: [nope]\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / "promptfooconfig.yaml")
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 1 and "provider file not found: agent.py" in lines[0]

@@ -109,6 +109,7 @@ class Loader:
         self.ctx = LoadContext(policy)
         self.providers: dict[str, Provider] = {}
         self.suite_providers: list[Provider] = []
+        self.providers_refused = False  # a suite provider failed to load (its error is recorded)
         # promptfoo reads a variable's file:// path from the config's folder, wherever the test
         # was written; AgentV v5 keeps reading it beside the file that holds the test.
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
@@ -116,7 +117,9 @@ class Loader:
         self.hooks: Hooks | None = None  # promptfoo's `extensions`
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
+        before = len(self.ctx.errors)
         found = parse_providers(self.ctx, self.doc, key, raw, self.dialect)
+        self.providers_refused = len(self.ctx.errors) > before  # said once there; filters naming them stay quiet
         self.suite_providers = found
         for provider in found:
             self.providers.setdefault(provider.name, provider)
@@ -158,7 +161,7 @@ class Loader:
             return set()
         kept = {i for i, n in enumerate(names) if any(matches_ref(n, ref) for ref in refs)}
         for ref in refs:
-            if not any(matches_ref(n, ref) for n in names):
+            if not any(matches_ref(n, ref) for n in names) and not (what == "provider" and self.providers_refused):
                 self.ctx.error(doc, path, f"no {what} matches {ref!r}", f"the label or id of a suite {what}")
         return kept
 
