@@ -69,6 +69,8 @@ class RedteamParams(Params):
     value: Any = None
     # The config's `redteam.purpose`: the purpose of a test whose metadata has none.
     purpose: str | None = None
+    # The target's own tool definitions (promptfoo's `provider.config.tools`, set by the promptfoo loader).
+    tools: list[dict[str, Any]] = []
 
     @field_validator("plugin")
     @classmethod
@@ -87,8 +89,11 @@ def rubric_names(plugin: str) -> set[str]:
     return set(jinja2.meta.find_undeclared_variables(_ENV.parse(R.HEADER + "\n" + R.RUBRICS[key])))
 
 
-def _tools(inp: GradeInput) -> list[str]:
-    """The tools offered to the target, each as promptfoo shows one (``{{ tool | dump }}``: JSON)."""
+def _tools(inp: GradeInput, params: RedteamParams) -> list[str]:
+    """The tools offered to the target, each as promptfoo shows one (``{{ tool | dump }}``: JSON): the
+    test's tools, else the provider's ``config.tools`` as written (promptfoo reads those)."""
+    if not inp.case.tools:
+        return [json.dumps(t, ensure_ascii=False) for t in params.tools]
     return [json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters},
                        ensure_ascii=False) for t in inp.case.tools]
 
@@ -104,7 +109,7 @@ def rubric_variables(params: RedteamParams, inp: GradeInput) -> dict[str, Any]:
         "goal": metadata.get("goal") or prompt,
         "prompt": prompt,
         "entities": metadata.get("entities") or [],
-        "tools": _tools(inp),
+        "tools": _tools(inp, params),
         "testVars": inp.case.metadata.get("vars") or {},
         **(value if isinstance(value, dict) else {}),
         "value": value,

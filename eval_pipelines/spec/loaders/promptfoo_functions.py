@@ -55,11 +55,13 @@ def attach_functions(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ass
 
 def attach_tools(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
                  lists: list[list[dict[str, Any]] | None]) -> None:
-    """Give each tools-call check of a test the ``config.tools`` of the providers it runs on
-    (promptfoo's is-valid-openai-tools-call checks against the provider's tools); a test's own
-    ``tools`` still win in the grader."""
+    """Give each tools-call check and red-team grader of a test the ``config.tools`` of the providers
+    it runs on (promptfoo's is-valid-openai-tools-call checks against them, its red-team rubrics list
+    them); a test's own ``tools`` still win in the graders."""
     if any(t is not None for t in lists):
         _attach(ctx, doc, path, assertions, lists, "openai_tools_call", "tools", "is-valid-openai-tools-call")
+        # promptfoo's red-team rubrics list the target's tools (excessive-agency's reads them)
+        _attach(ctx, doc, path, assertions, lists, "redteam", "tools", "promptfoo:redteam:*")
 
 
 def _attach(ctx: LoadContext, doc: Document, path: tuple[Any, ...], assertions: list[Assertion],
