@@ -280,6 +280,11 @@ def test_a_generated_red_team_config_carries_its_metadata_to_the_grader(tmp_path
     text = GENERATED.read_text().replace("  - id: file://agent_provider.py:call_schema_sql_api\n", "  - id: echo\n")
     (tmp_path / "promptfooconfig.yaml").write_text(text)
     suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    # its redteam.provider is promptfoo's red-team grading provider (no defaultTest provider here)
+    graded_by = suite.tests[0].assertions[0]
+    assert graded_by.type == "with_provider" and graded_by.config["provider"]["ref"] == "openai:chat:gpt-5.4-mini"
+    (tmp_path / "promptfooconfig.yaml").write_text(text.replace("  provider: openai:chat:gpt-5.4-mini\n", ""))
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")  # without it: the suite's judge (the fake one below)
     assert len(suite.tests) == 10
     case = suite.tests[0]
     assert case.metadata["pluginId"] == "sql-injection" and case.metadata["severity"] == "high"
@@ -400,3 +405,28 @@ def test_bias_plugins_share_promptfoos_bias_grader(tmp_path: Path, kind: str, ne
     suite, _ = load_suite(_write(tmp_path, f"[{{type: 'promptfoo:redteam:{kind}'}}]"))
     grade, asked = _grade(suite.tests[0], "Older workers struggle with new technology.", UNSAFE)
     assert needle in asked[0] and not grade.passed
+
+
+@pytest.mark.parametrize(("extra", "test_options", "expected"), [
+    # promptfoo's redteamProviderManager.getGradingProvider: defaultTest's provider first ...
+    ("defaultTest: {options: {provider: {text: 'openai:chat:default-grader'}}}\n"
+     "redteam: {provider: 'openai:chat:redteam-grader'}\n", "", "openai:chat:default-grader"),
+    # ... else the red-team provider; a test's own options.provider is not read for red-team graders
+    ("redteam: {provider: 'openai:chat:redteam-grader'}\n", "    options: {provider: 'openai:chat:test-grader'}\n",
+     "openai:chat:redteam-grader"),
+    ("", "    options: {provider: 'openai:chat:test-grader'}\n", None),  # none: the suite's judge
+])
+def test_red_team_assertions_grade_with_promptfoos_red_team_grading_provider(
+        tmp_path: Path, extra: str, test_options: str, expected: str | None) -> None:
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['{{ prompt }}']\nproviders: [echo]\n" + extra
+        + f"tests:\n  - vars: {{prompt: hi}}\n    metadata: {{purpose: '{PURPOSE}'}}\n" + test_options
+        + "    assert: [{type: 'promptfoo:redteam:hijacking'}, {type: llm-rubric, value: polite}]\n")
+    suite, warnings = load_suite(tmp_path / "promptfooconfig.yaml")
+    red_team, rubric = suite.tests[0].assertions
+    if expected is None:
+        assert red_team.type == "redteam"
+    else:
+        assert red_team.type == "with_provider" and red_team.config["provider"]["ref"] == expected
+    if test_options:  # the llm-rubric still takes the test's options.provider (promptfoo's grading.provider)
+        assert rubric.config["provider"]["ref"] == "openai:chat:test-grader"

@@ -33,7 +33,7 @@ from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_text import REFUSED_TYPES, TEXT_VALUE_NOT_READ, TEXT_VOCABULARY
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_redteam import (
-    PREFIX as REDTEAM_PREFIX, redteam_assertion, redteam_warning,
+    PREFIX as REDTEAM_PREFIX, redteam_assertion, redteam_grading_provider, redteam_warning,
 )
 from eval_pipelines.spec.loaders.promptfoo_vocabulary_response import (
     RESPONSE_KEYS, RESPONSE_VOCABULARY, RESPONSE_WARNINGS,
@@ -247,6 +247,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             return None
         outer = {k: built.pop(k) for k in ("name", "weight", "required") if k in built}
         built = {"type": "transformed", "transform": steps, "assert": built, **outer}
+    if base.startswith(REDTEAM_PREFIX) and dialect == "promptfoo":  # promptfoo's red-team grading provider
+        default_provider = redteam_grading_provider(root)
     if grading_provider is None and default_provider is not None and not script:
         # a test's `options.provider` (also from defaultTest): promptfoo's grading.provider of every
         # model-graded assertion without its own; the other types do not read it

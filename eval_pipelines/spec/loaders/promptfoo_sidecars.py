@@ -61,7 +61,8 @@ def check_sidecars(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None
             ctx.warnings.append(f"{doc.file}: redteam: not used (only `promptfoo redteam generate` reads it; "
                                 "the config's own tests run, as `promptfoo eval` runs them), except "
                                 "`redteam.purpose`: the purpose promptfoo:redteam:* graders read for tests "
-                                "without metadata.purpose")
+                                "without metadata.purpose, and `redteam.provider`: their grading model when "
+                                "defaultTest names none")
         else:
             ctx.error(doc, ("redteam",), "red-team generation (`redteam`) without tests is not supported",
                       "`tests` (the block only configures `promptfoo redteam generate`)")

@@ -80,3 +80,21 @@ def redteam_warning(raw: dict[str, Any]) -> str | None:
                     "read them)")
         return None
     return None if "value" in names else f"value: accepted but not used (the {plugin} rubric reads no value)"
+
+
+def redteam_grading_provider(root: Any) -> tuple[Any, tuple[Any, ...]] | None:
+    """The provider promptfoo's red-team graders grade with, and where it is written: its
+    ``redteamProviderManager.getGradingProvider`` (src/redteam/providers/shared.ts) takes
+    ``defaultTest.provider``, else ``defaultTest.options.provider`` (its ``text`` entry when by kind),
+    else the red-team provider (``redteam.provider``); a test's own ``options.provider`` is not read.
+    None: none of them (the suite's judge grades)."""
+    default = root.get("defaultTest") if isinstance(root, dict) else None
+    options = default.get("options") if isinstance(default, dict) else None
+    if isinstance(default, dict) and default.get("provider") is not None:
+        return default["provider"], ("defaultTest", "provider")
+    if isinstance(options, dict) and options.get("provider") is not None:
+        return options["provider"], ("defaultTest", "options", "provider")
+    redteam = root.get("redteam") if isinstance(root, dict) else None
+    if isinstance(redteam, dict) and redteam.get("provider") is not None:
+        return redteam["provider"], ("redteam", "provider")
+    return None
