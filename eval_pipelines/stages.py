@@ -263,8 +263,6 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
     api_key, base_url = resolve_connection(config, ctx.env([config.api_key_env, config.base_url_env]))
     if stored.suite.judge == PROMPTFOO_GRADER and not (api_key or base_url):
         return None  # promptfoo's default grader needs OpenAI (a key or a server): "no judge", not a failed call
-    if config.embedding_model:
-        return OpenAIJudge(config, api_key=api_key, base_url=base_url, embedding_model=config.embedding_model)
     return OpenAIJudge(config, api_key=api_key, base_url=base_url)
 
 

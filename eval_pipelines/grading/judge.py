@@ -48,11 +48,12 @@ class OpenAIJudge:
         *,
         api_key: str | None,
         base_url: str | None,
-        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+        embedding_model: str | None = None,
     ) -> None:
         self.model = config.model
         self.timeout_s = config.timeout_s
-        self.embedding_model = embedding_model
+        # The caller's choice, else the target's own (targets.yaml `embedding_model`), else ours.
+        self.embedding_model = embedding_model or config.embedding_model or DEFAULT_EMBEDDING_MODEL
         # A server to embed with: a base URL, or a key for the provider's default one.
         # Without either, semantic_sim embeds with the local model instead.
         self.embeddings_configured = bool(api_key or base_url or config.base_url)

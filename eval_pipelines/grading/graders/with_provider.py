@@ -81,7 +81,7 @@ class WithProvider(Grader[WithProviderParams]):
 
             judge: Any = ScriptProviderJudge((inp.suite_dir or Path.cwd()) / spec.script, spec.ref)
         else:
-            from eval_pipelines.grading.judge import DEFAULT_EMBEDDING_MODEL, OpenAIJudge
+            from eval_pipelines.grading.judge import OpenAIJudge
 
             config = OpenAITargetConfig.model_validate(spec.openai)
             api_key, base_url = resolve_connection(config, os.environ)  # secrets: from the environment only
@@ -89,7 +89,7 @@ class WithProvider(Grader[WithProviderParams]):
                 return Outcome(0.0, f"grading provider {spec.ref}: neither {config.api_key_env} nor a base URL "
                                f"({config.base_url_env}) is set", {"grading_provider": spec.ref}, status="error")
             judge = OpenAIJudge(config, api_key=api_key, base_url=base_url,
-                                embedding_model=spec.embedding_model or config.embedding_model or DEFAULT_EMBEDDING_MODEL)
+                                embedding_model=spec.embedding_model)
         try:
             assert inp.grade_nested is not None  # set by grading.dispatch
             grade = await inp.grade_nested(dict(params.assert_), 0, replace(inp, judge=judge, grade_nested=None))
