@@ -22,11 +22,11 @@ import jinja2
 
 from eval_pipelines.grading.registry import get_grader
 from eval_pipelines.spec.assertions import parse_assertion
-from eval_pipelines.spec.errors import SpecErrors
+from eval_pipelines.spec.errors import SpecErrors, format_path
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_conversation import WITH_VARIABLES as CONVERSATION_TYPES
 from eval_pipelines.spec.loaders.promptfoo_prompts import read_structured, render, resolve_refs
-from eval_pipelines.spec.loaders.promptfoo_providers import litellm_model, openai_target, target_name
+from eval_pipelines.spec.loaders.promptfoo_providers import openai_target, provider_model, target_name
 from eval_pipelines.spec.loaders.promptfoo_rag import RAG_TYPES
 from eval_pipelines.spec.loaders.promptfoo_vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
@@ -249,19 +249,18 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built = {"type": "transformed", "transform": steps, "assert": built, **outer}
     if base.startswith(REDTEAM_PREFIX) and dialect == "promptfoo":  # promptfoo's red-team grading provider
         default_provider = redteam_grading_provider(root)
-    if grading_provider is None and default_provider is not None and not script:
+    # The type that grades (a transform wraps it); only model-graded types read a grading model.
+    graded_type = str((built.get("assert") or {}).get("type") if built["type"] == "transformed" else built["type"])
+    grader = get_grader(graded_type)
+    judged = base not in COMPARE_TYPES and grader is not None and grader.needs_judge
+    if grading_provider is None and default_provider is not None and not script and judged:
         # a test's `options.provider` (also from defaultTest): promptfoo's grading.provider of every
         # model-graded assertion without its own; the other types do not read it
-        judged = get_grader(str((built.get("assert") or {}).get("type") if built["type"] == "transformed"
-                                else built["type"]))
-        if base not in COMPARE_TYPES and judged is not None and judged.needs_judge:
-            grading_provider = assertion_provider(ctx, doc, default_provider[1], default_provider[0], base)
-            if grading_provider is None:
-                return None
+        grading_provider = assertion_provider(ctx, doc, default_provider[1], default_provider[0], base)
+        if grading_provider is None:
+            return None
     if grading_provider is not None:
-        grader = get_grader(str((built.get("assert") or {}).get("type") if built["type"] == "transformed"
-                                else built["type"]))
-        if base in COMPARE_TYPES or grader is None or not grader.needs_judge:
+        if not judged:
             ctx.error(doc, path + ("provider",), f"a grading `provider` on {kind} is not supported",
                       "`provider` on a model-graded assertion (llm-rubric, similar, g-eval, ...)")
             return None
@@ -274,9 +273,8 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         built["required"] = raw["min_score"]
     elif "required" in raw:
         built["required"] = raw["required"]
-    inner_type = built["assert"]["type"] if built["type"] in ("transformed", "with_provider") else built["type"]
-    if get_grader(inner_type) is None:  # icontains_any/icontains_all come with issue 17's graders
-        ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} needs the {inner_type!r} grader, "
+    if grader is None:  # icontains_any/icontains_all come with issue 17's graders
+        ctx.error(doc, path + ("type",), f"promptfoo assertion type {kind!r} needs the {graded_type!r} grader, "
                   "which this installation lacks", "an assertion type whose grader is registered")
         return None
     return parse_assertion(built, doc, path, ctx.errors)
@@ -299,8 +297,7 @@ def _provider_by_kind(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     warning names it at load."""
     need = _kind_needed(base)
     if need not in raw:
-        where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
-        reason = (f"{where}: the grading provider has no `{need}` entry, which {base} needs (it names "
+        reason = (f"{format_path(path)}: the grading provider has no `{need}` entry, which {base} needs (it names "
                   f"{', '.join(sorted(raw))}); promptfoo fails the assertion: Invalid provider definition "
                   f"for output type '{need}'")
         if f"{doc.file}: {reason}" not in ctx.warnings:
@@ -337,9 +334,8 @@ def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
                   "a provider id (openai:..., a .js or .py file), {id, config} or {text: ..., embedding: ...}")
         return None
     if pid.startswith(("openai:", "litellm:")):
-        proxy, parts = pid.split(":")[0], pid.split(":")
-        kind, model = litellm_model(pid) if proxy == "litellm" else \
-            ((parts[1], ":".join(parts[2:])) if len(parts) > 2 else ("chat", parts[1]))
+        proxy = pid.split(":")[0]
+        kind, model = provider_model(pid)
         if kind not in ("chat", "embedding", "embeddings") or not model:
             ctx.error(doc, path, f"grading provider {pid!r} is not supported",
                       f"{proxy}:MODEL, {proxy}:chat:MODEL or {proxy}:embedding:MODEL")

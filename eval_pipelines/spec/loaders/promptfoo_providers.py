@@ -90,12 +90,16 @@ def target_name(text: str) -> str:
     return name or "provider"
 
 
-def litellm_model(pid: str) -> tuple[str, str]:
-    """(kind, model) of a ``litellm:`` id: ``litellm:MODEL`` is a chat model (promptfoo's default)."""
+def provider_model(pid: str) -> tuple[str, str]:
+    """(kind, model) of an ``openai:`` or ``litellm:`` id: ``PREFIX:MODEL`` is a chat model (promptfoo's
+    default). ``openai:KIND:MODEL`` takes any kind; a LiteLLM model name may hold colons, so only
+    LiteLLM's own kinds (src/providers/litellm.ts) are read as one."""
     parts = pid.split(":")
-    if len(parts) > 2 and parts[1] in ("chat", "completion", "embedding", "embeddings"):
-        return parts[1], ":".join(parts[2:])
-    return "chat", ":".join(parts[1:])
+    if parts[0] == "litellm":
+        if len(parts) > 2 and parts[1] in ("chat", "completion", "embedding", "embeddings"):
+            return parts[1], ":".join(parts[2:])
+        return "chat", ":".join(parts[1:])
+    return (parts[1], ":".join(parts[2:])) if len(parts) > 2 else ("chat", parts[1])
 
 
 def openai_target(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, model: str,
@@ -237,14 +241,12 @@ def _parse(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str
         return None
     name = target_name(str(raw.get("label") or pid))
     if pid.startswith("openai:"):
-        parts = pid.split(":")
-        kind = parts[1] if len(parts) > 2 else "chat"
-        model = ":".join(parts[2:]) if len(parts) > 2 else parts[1]
-        if kind == "chat" or (len(parts) == 2):
+        kind, model = provider_model(pid)
+        if kind == "chat":
             target = _openai(ctx, doc, path, name, model, config)
             return Provider(name, target) if target else None
     elif pid.startswith("litellm:"):
-        kind, model = litellm_model(pid)
+        kind, model = provider_model(pid)
         if kind == "chat" and model:
             target = openai_target(ctx, doc, path, name, model, config, proxy="litellm")
             return Provider(name, target) if target else None
