@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import load_suite
 from eval_pipelines.store.connection import connect
+from tests.support.promptfoo_run import run_config
 
 
 def load(tmp_path: Path, asserts: str):
@@ -75,20 +74,6 @@ def test_finish_reason_maps_onto_its_grader(tmp_path: Path) -> None:
     assert "finish-reason: `value` must be text" in one_line_error(
         tmp_path, "      - {type: finish-reason, value: [stop]}\n")
     assert "finish-reason: `value` is required" in one_line_error(tmp_path, "      - {type: finish-reason}\n")
-
-
-def run_config(tmp_path: Path, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
-               capsys: pytest.CaptureFixture[str], body: str, *extra: str) -> Path:
-    monkeypatch.setenv("FAKE_KEY", "sk-test")
-    provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
-                + "', apiKeyEnvar: FAKE_KEY}}")
-    (tmp_path / "promptfooconfig.yaml").write_text(f"providers: [{provider}]\n" + body)
-    monkeypatch.chdir(tmp_path)
-    db = tmp_path / "r.duckdb"
-    code = main(["run", "promptfooconfig.yaml", "--db", str(db), *extra])
-    out = capsys.readouterr()
-    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
-    return db
 
 
 def test_finish_reason_is_stored_and_graded_end_to_end(tmp_path: Path, fake_openai,  # noqa: ANN001

@@ -15,6 +15,7 @@ from eval_pipelines.exit_codes import ExitCode
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import load_suite
 from eval_pipelines.store.connection import connect
+from tests.support.promptfoo_run import run_config
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"
 TRACING = ("tracing:\n  enabled: true\n  otlp:\n    http:\n      enabled: true\n      port: 4319\n"
@@ -107,20 +108,6 @@ def test_corpus_trace_configs_are_no_longer_refused_for_tracing() -> None:
         except Exception:  # noqa: BLE001 - other loaders' problems are not this test's
             continue
     assert refused == []
-
-
-def run_config(tmp_path: Path, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
-               capsys: pytest.CaptureFixture[str], body: str) -> Path:
-    monkeypatch.setenv("FAKE_KEY", "sk-test")
-    provider = ("{id: 'openai:chat:fake-model', config: {apiBaseUrl: '" + fake_openai.base_url
-                + "', apiKeyEnvar: FAKE_KEY}}")
-    (tmp_path / "promptfooconfig.yaml").write_text(f"providers: [{provider}]\n" + body)
-    monkeypatch.chdir(tmp_path)
-    db = tmp_path / "r.duckdb"
-    code = main(["run", "promptfooconfig.yaml", "--db", str(db)])
-    out = capsys.readouterr()
-    assert code in (ExitCode.OK, ExitCode.GATE_FAILED), out
-    return db
 
 
 TESTS = ("prompts: ['Say {{ word }}']\n"
