@@ -21,7 +21,7 @@ from eval_pipelines.project import ProjectPaths
 from eval_pipelines.reports.step_summary import CheckOutcome
 from eval_pipelines.run.targets.config import TargetConfig, load_targets_file
 from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import LoadedSkill, bind_targets, load_suite, suite_targets
+from eval_pipelines.spec.loader import LoadedSkill, bind_targets, load_suite, suite_targets, withheld_key_warnings
 from eval_pipelines.spec.package import SKILL_VERSION, SkillPackage
 from eval_pipelines.spec.paths import PathPolicy
 from eval_pipelines.store.partition import Partition
@@ -45,10 +45,12 @@ def targets_near(file: Path, paths: ProjectPaths, cwd: Path) -> tuple[dict[str, 
     targets = dict(paths.project_targets())
     own: list[str] = []
     seen: set[Path] = {paths.targets_file.resolve()} if paths.targets_file else set()
-    for candidate in (cwd / "targets.yaml", file.parent / "targets.yaml"):
+    # The current folder's file is the operator's; the one beside the suite (when that is another
+    # folder) came with the suite, so its keys go only to hosts the operator trusts (key_policy.py).
+    for candidate, declared_by in ((cwd / "targets.yaml", "operator"), (file.parent / "targets.yaml", "suite")):
         if candidate.is_file() and candidate.resolve() not in seen:
             seen.add(candidate.resolve())
-            configs = load_targets_file(candidate)
+            configs = load_targets_file(candidate, declared_by=declared_by)
             targets.update({c.name: c for c in configs})
             if candidate.parent.resolve() == file.parent.resolve():
                 own = [c.name for c in configs]
@@ -70,6 +72,7 @@ def load_bare_suite(file: Path, paths: ProjectPaths, cwd: Path,
         for case in suite.tests:
             case.targets = None
     bind_targets(suite, file, targets, own)
+    warnings += withheld_key_warnings(suite, targets)
     content_hash = hashlib.sha256(file.read_bytes()).hexdigest()
     version = suite.version if suite.version and SKILL_VERSION.fullmatch(suite.version) else None
     if suite.version and version is None:

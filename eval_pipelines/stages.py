@@ -34,7 +34,8 @@ from eval_pipelines.reports.summary import metrics_markdown, regression_markdown
 from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection
+from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection, withheld_key
+from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
 from eval_pipelines.spec.loaders.promptfoo_providers import PROMPTFOO_GRADER
 from eval_pipelines.spec.errors import SpecErrors
 from eval_pipelines.spec.loader import LoadedSkill
@@ -186,7 +187,7 @@ def record_test_cases(ctx: StageContext) -> StageResult:
 def call_targets(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
     names = sorted({n for t in stored.targets.values() if isinstance(t, OpenAITargetConfig)
-                    for n in (t.api_key_env, t.base_url_env)})
+                    for n in (t.api_key_env, t.base_url_env)} | {TRUSTED_HOSTS_ENV})
     passes = _early_verdict(ctx, stored)
     ctx.release()  # no DuckDB connection is held while models answer
     cache = ResponseCache(ctx.paths.db_path) if ctx.options.use_cache else None
@@ -260,10 +261,11 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
         return None
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named
 
-    api_key, base_url = resolve_connection(config, ctx.env([config.api_key_env, config.base_url_env]))
+    env = ctx.env([config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV])
+    api_key, base_url = resolve_connection(config, env)
     if stored.suite.judge == PROMPTFOO_GRADER and not (api_key or base_url):
         return None  # promptfoo's default grader needs OpenAI (a key or a server): "no judge", not a failed call
-    return OpenAIJudge(config, api_key=api_key, base_url=base_url)
+    return OpenAIJudge(config, api_key=api_key, base_url=base_url, withheld_key=withheld_key(config, env))
 
 
 def score(ctx: StageContext) -> StageResult:

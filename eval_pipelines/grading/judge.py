@@ -49,6 +49,7 @@ class OpenAIJudge:
         api_key: str | None,
         base_url: str | None,
         embedding_model: str | None = None,
+        withheld_key: str | None = None,
     ) -> None:
         self.model = config.model
         self.timeout_s = config.timeout_s
@@ -57,7 +58,7 @@ class OpenAIJudge:
         # A server to embed with: a base URL, or a key for the provider's default one.
         # Without either, semantic_sim embeds with the local model instead.
         self.embeddings_configured = bool(api_key or base_url or config.base_url)
-        self._target = OpenAITarget(config, api_key=api_key, base_url=base_url)
+        self._target = OpenAITarget(config, api_key=api_key, base_url=base_url, withheld_key=withheld_key)
         self._json_mode = True
 
     async def complete_json(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ from eval_pipelines.spec.loaders.prompt_modes import is_prompt_modes, load_promp
 from eval_pipelines.spec.loaders.skill_evals_json import is_skill_evals, load_skill_evals
 from eval_pipelines.spec.loaders.skill_tests import load_skill_tests
 from eval_pipelines.spec.source import Document, load_document
-from eval_pipelines.run.targets.config import OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file
+from eval_pipelines.run.targets.key_policy import withheld_key_reason
+from eval_pipelines.run.targets.config import (OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file,
+                                               mark_declared_by, refuse_declared_by)
 
 PROMPTFOO_KEYS = {"prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"}
 
@@ -163,14 +166,16 @@ def load_skill(
     own_targets = suite_targets(suite, suite_file)
     for candidate in (package.root / "targets.yaml", package.root / "eval" / "targets.yaml"):
         if candidate.is_file():
-            for config in load_targets_file(inside_package(package.root, candidate)):
-                targets[config.name] = config
+            for config in load_targets_file(inside_package(package.root, candidate), declared_by="suite"):
+                # The package's file is the project's own (`run .` inside a skill folder): the operator's.
+                operator = mark_declared_by(config, "operator")
+                targets[config.name] = operator if targets.get(config.name) == operator else config
                 own.append(config.name)
     for config in own_targets:  # the suite's own providers; a target of the same name in targets.yaml wins
         targets.setdefault(config.name, config)
         own.append(config.name)
     bind_targets(suite, suite_file, targets, own=own)
-    warnings += _unused_by_targets(suite, targets)
+    warnings += _unused_by_targets(suite, targets) + withheld_key_warnings(suite, targets)
     return LoadedSkill(package, suite, targets, warnings)
 
 
@@ -204,6 +209,14 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
         suite.judge = PROMPTFOO_GRADER
 
 
+def withheld_key_warnings(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
+    """A stored warning for each target or judge whose key will not be sent (key_policy.py)."""
+    used = sorted({n for case in suite.tests for n in suite.targets_for(case)} | ({suite.judge} - {None}))
+    configs = [(n, targets[n]) for n in used if isinstance(targets.get(n), OpenAITargetConfig)]
+    return [f"target {name}: {reason}" for name, config in configs
+            if (reason := withheld_key_reason(config, os.environ)) is not None]
+
+
 def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
     """Seed 002 ``model`` and ``expectedSchema`` reach OpenAI-compatible targets only."""
     systems = {n for case in suite.tests for n in suite.targets_for(case)}
@@ -217,11 +230,16 @@ def _unused_by_targets(suite: Suite, targets: dict[str, TargetConfig]) -> list[s
 
 
 def suite_targets(suite: Suite, suite_file: Path) -> list[TargetConfig]:
-    """The targets a suite file defines itself (promptfoo providers), validated as targets.yaml entries."""
+    """The targets a suite file defines itself (promptfoo providers), validated as targets.yaml
+    entries; they are the suite's (``declared_by: suite``), so their keys go only to trusted hosts."""
     if not suite.target_configs:
         return []
+    refuse_declared_by(suite.target_configs, lambda i: SpecErrors.single(
+        suite_file, "`declared_by` is not written in a suite", path=("providers", i, "declared_by"),
+        expected="no `declared_by`: a suite's providers are the suite's"))
     try:
-        return TargetsFile.model_validate({"targets": suite.target_configs}).targets
+        parsed = TargetsFile.model_validate({"targets": suite.target_configs}).targets
+        return [mark_declared_by(t, "suite") for t in parsed]
     except ValidationError as exc:
         first = exc.errors()[0]
         raise SpecErrors.single(suite_file, f"provider cannot be a target: {first['msg']}",

@@ -375,6 +375,8 @@ def test_an_api_key_templated_from_the_environment_is_read_there_at_call_time(
     # provider-thegrid's form: promptfoo renders config.apiKey, so `{{ env.NAME | default(...) }}` reads NAME.
     monkeypatch.setenv("GRID_TEST_KEY", "sk-grid-from-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-be-sent")
+    # The suite chose the address: its key goes there once the operator trusts the host (key_policy.py).
+    monkeypatch.setenv("EVAL_PIPELINES_TRUSTED_HOSTS", "127.0.0.1")
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(
         "prompts: ['Say {{ q }}']\nproviders:\n"

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from eval_pipelines.run.targets.key_policy import withheld_key_reason
 from eval_pipelines.spec.errors import SpecErrors, pydantic_errors
 from eval_pipelines.spec.source import load_document
 
@@ -31,6 +32,10 @@ class OpenAITargetConfig(_TargetBase):
     # LiteLLM's http://0.0.0.0:4000), instead of the OpenAI client's own default (api.openai.com).
     base_url_default: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    # Who wrote this target: the operator (project targets.yaml) or the suite (its providers, a skill
+    # package's targets.yaml). Set by the loaders from where the file is, refused in files; a suite's
+    # target sends its key only to hosts the operator trusts (key_policy.py).
+    declared_by: Literal["operator", "suite"] = "operator"
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
     # As a judge: the embedding model `similar` / `semantic_sim` asks this server for (else the judge's default).
@@ -80,9 +85,15 @@ class TargetsFile(BaseModel):
     targets: list[TargetConfig]
 
 
-def load_targets_file(path: Path) -> list[TargetConfig]:
-    """Read a ``targets.yaml``; errors name the file, line and field."""
+def load_targets_file(path: Path, declared_by: Literal["operator", "suite"] = "operator") -> list[TargetConfig]:
+    """Read a ``targets.yaml``; errors name the file, line and field. ``declared_by``: whose file
+    it is (the project's, or a skill package's own), which decides where keys may go."""
     doc = load_document(path)
+    refuse_declared_by(doc.data.get("targets") if isinstance(doc.data, dict) else None,
+                       lambda i: SpecErrors.single(path, "`declared_by` is not written in a targets file",
+                                                   path=("targets", i, "declared_by"),
+                                                   line=doc.line_of(("targets", i, "declared_by")),
+                                                   expected="no `declared_by`: where the file is decides it"))
     try:
         parsed = TargetsFile.model_validate(doc.data)
     except ValidationError as exc:
@@ -91,12 +102,33 @@ def load_targets_file(path: Path) -> list[TargetConfig]:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise SpecErrors.single(path, f"duplicate target name(s) {duplicates}", path=("targets",))
-    return list(parsed.targets)
+    return [mark_declared_by(t, declared_by) for t in parsed.targets]
+
+
+def refuse_declared_by(entries: Any, error: Any) -> None:
+    """Raise ``error(index)`` for the first entry that sets ``declared_by`` itself."""
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if isinstance(entry, dict) and "declared_by" in entry:
+            raise error(i)
+
+
+def mark_declared_by(config: TargetConfig, declared_by: Literal["operator", "suite"]) -> TargetConfig:
+    if isinstance(config, OpenAITargetConfig) and config.declared_by != declared_by:
+        return config.model_copy(update={"declared_by": declared_by})
+    return config
+
+
+def withheld_key(config: OpenAITargetConfig, env: Mapping[str, str | None]) -> str | None:
+    """Why a key that is set will not be sent (None when it is sent, or when none is set)."""
+    return withheld_key_reason(config, env) if env.get(config.api_key_env) else None
 
 
 def resolve_connection(
     config: OpenAITargetConfig, env: Mapping[str, str | None]
 ) -> tuple[str | None, str | None]:
-    """(api_key, base_url) for a target from the given environment view."""
+    """(api_key, base_url) for a target from the given environment view; the key is None when the
+    target may not send it there (key_policy.withheld_key_reason)."""
     base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None
+    if withheld_key_reason(config, env) is not None:
+        return None, base_url
     return env.get(config.api_key_env) or None, base_url

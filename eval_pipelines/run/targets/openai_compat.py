@@ -161,20 +161,28 @@ class OpenAITarget:
         *,
         api_key: str | None,
         base_url: str | None,
+        withheld_key: str | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
         self.concurrency = config.concurrency
         self._api_key = api_key
+        self._withheld_key = withheld_key  # why the key was not sent (key_policy.py): said in failed calls
         self._client = openai.AsyncOpenAI(
-            api_key=api_key or "no-key",  # local servers accept any key
+            api_key=api_key or "no-key",  # the client wants one; without a key the header is omitted below
             base_url=base_url,
             max_retries=0,
             timeout=config.timeout_s,
             http_client=openai.DefaultAioHttpClient(),
         )
+        # Without a key no Authorization header at all (as promptfoo), never a placeholder bearer.
+        self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.omit}
         self._rate_lock = asyncio.Lock()
         self._next_slot = 0.0
+
+    def _describe(self, exc: Exception) -> str:
+        text = describe_error(exc, self._api_key)
+        return f"{text} ({self._withheld_key})" if self._withheld_key else text
 
     async def _respect_rate_limit(self) -> None:
         rpm = self.config.requests_per_minute
@@ -219,7 +227,7 @@ class OpenAITarget:
         """
         data = await self._client.post(
             "/chat/completions", body=body, cast_to=object,
-            options={"timeout": timeout_s, "security": {"bearer_auth": True}})
+            options={"timeout": timeout_s, "security": {"bearer_auth": True}, "headers": self._headers})
         return parse_reply(data)
 
     def _body(self, messages: list[dict[str, Any]], extra: dict[str, Any] | None) -> dict[str, Any]:
@@ -273,7 +281,7 @@ class OpenAITarget:
                 reply = await self._create(body, timeout_s)
                 return ChatResult(reply, None, attempts, (time.perf_counter() - started) * 1000)
             except Exception as exc:  # noqa: BLE001 - every failure ends as a row
-                last_error = describe_error(exc, self._api_key)
+                last_error = self._describe(exc)
                 if not _is_retryable(exc) or attempt == self.config.max_retries:
                     break
                 delay = _retry_after_s(exc)
@@ -404,14 +412,15 @@ class OpenAITarget:
         last: Exception | None = None
         for attempt in range(self.config.max_retries + 1):
             try:
-                response = await self._client.embeddings.create(model=model, input=texts, timeout=timeout_s)
+                response = await self._client.embeddings.create(model=model, input=texts, timeout=timeout_s,
+                                                                 extra_headers=self._headers)
                 return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
             except Exception as exc:  # noqa: BLE001
                 last = exc
                 if not _is_retryable(exc) or attempt == self.config.max_retries:
                     break
                 await asyncio.sleep(_retry_after_s(exc) or random.uniform(0, BACKOFF_BASE_S * 2**attempt))
-        raise RuntimeError(f"embeddings failed: {describe_error(last, self._api_key) if last else 'no attempt'}")
+        raise RuntimeError(f"embeddings failed: {self._describe(last) if last else 'no attempt'}")
 
     async def aclose(self) -> None:
         await self._client.close()
