@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -335,3 +336,18 @@ def test_the_targets_timeout_s_bounds_each_attempt(fake_openai: FakeOpenAIServer
     assert out.output is None and out.error is not None and "Timeout" in out.error
     assert "2 attempt" in out.error and fake_openai.request_count == 2
     assert elapsed < 29  # two attempts ended by the target's 0.3 s, not one by the case's 30 s
+
+
+def test_calls_to_offered_tools_keep_arguments_that_are_no_json_object_raw() -> None:
+    """A provider's own tools are not answered; their calls' arguments are read as answered calls'
+    are (tools.parse_arguments): a list, a cut-off body or a hostile deep nesting stays `_raw`."""
+    from eval_pipelines.run.targets.openai_compat import Reply, offered_tool_output
+
+    deep = "[" * 100_000 + "]" * 100_000
+    bodies = ['{"a": 1}', "[1, 2]", '{"a": ', deep, ""]
+    reply = Reply(content=None, tool_calls=[{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": b}}
+                                            for i, b in enumerate(bodies)], prompt_tokens=1, completion_tokens=1)
+    output, trace = offered_tool_output(reply)
+    assert [t["args"] for t in trace] == [{"a": 1}, {"_raw": "[1, 2]"}, {"_raw": '{"a": '}, {"_raw": deep}, {}]
+    assert all(t["answered"] is False and t["result"] is None for t in trace)
+    assert [c["function"]["arguments"] for c in json.loads(output)] == bodies  # the output keeps them as sent

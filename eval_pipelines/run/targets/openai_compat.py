@@ -27,7 +27,7 @@ import openai
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
 from eval_pipelines.run.targets.genai_span import genai_span
-from eval_pipelines.run.targets.tools import call_tool, openai_tools, result_content
+from eval_pipelines.run.targets.tools import call_tool, openai_tools, parse_arguments, result_content
 from eval_pipelines.run.tracing import OutputTrace, Span, now_ns, parse_traceparent
 
 BACKOFF_BASE_S = 0.5
@@ -438,11 +438,8 @@ def offered_tool_output(reply: Reply) -> tuple[str, list[dict[str, Any]]]:
     trace = []
     for index, call in enumerate(calls):
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        arguments = function.get("arguments")
-        try:
-            args = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError:
-            args = arguments
+        arguments = function.get("arguments")  # read as answered calls' are (a bad or deep body: `_raw`)
+        args = parse_arguments(arguments)[0] if isinstance(arguments, str) else arguments or {}
         trace.append({"tool": str(function.get("name") or ""), "args": args, "result": None, "step": 1,
                       "call_id": call.get("id") or f"call_1_{index}", "answered": False})
     if reply.content:
