@@ -156,3 +156,26 @@ def test_a_skill_packages_targets_are_the_suites_and_the_projects_are_the_operat
     loaded = load_skill(skill, datasets_dir=None, extract_dir=tmp_path / "y", project_targets=project)
     assert loaded.targets["default"].declared_by == "operator"
     assert not any("is not sent" in w for w in loaded.warnings)
+
+
+@pytest.mark.parametrize(("url", "listed", "sent"), [
+    ("https://evil.example\\@api.openai.com/v1", "", False),  # the HTTP client's host is evil.example
+    ("https://api.openai.com@evil.example/v1", "", False),
+    ("https://api.openai.com.evil.example/v1", "", False),
+    ("https://API.OpenAI.com./v1", "", True),
+    ("https://api.openai.com/v1?x=@evil.example", "", False),
+    ("https://proxy.internal/v1", "proxy.internal:443", True),  # https's default port
+    ("http://proxy.internal/v1", "proxy.internal:443", False),
+    ("http://[::1]:8000/v1", "[::1]:8000", True),
+    ("http://[::1]:8001/v1", "[::1]:8000", False),
+    ("ftp://api.openai.com/v1", "", False),
+])
+def test_only_a_plain_address_can_be_trusted(url: str, listed: str, sent: bool) -> None:
+    config = _config(declared_by="suite", base_url=url)
+    env = {"OPENAI_API_KEY": SECRET, "EVAL_PIPELINES_TRUSTED_HOSTS": listed}
+    assert (resolve_connection(config, env)[0] == SECRET) is sent
+
+
+def test_an_unreadable_address_is_withheld_with_a_reason_not_a_traceback() -> None:
+    reason = withheld_key_reason(_config(declared_by="suite", base_url="http://[::1/v1"), {})
+    assert reason is not None and "is not sent to [::1" in reason

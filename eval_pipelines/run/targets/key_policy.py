@@ -24,28 +24,42 @@ not restricted.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 TRUSTED_HOSTS_ENV = "EVAL_PIPELINES_TRUSTED_HOSTS"
 ALWAYS_TRUSTED = ("api.openai.com",)
 
 
+# Only plain URLs can be trusted: scheme, a host name or bracketed IPv6, an optional port, a path
+# without `@` or a backslash. Parsers disagree on the rest (with a backslash before `@api.openai.com`
+# the HTTP client connects to the host in front, urllib reads api.openai.com): never trusted.
+_PLAIN_URL = re.compile(r"(?i)(https?)://([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?(?:/[^@\\\s]*)?")
+_ENTRY = re.compile(r"(?i)(\*\.)?([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?")
+
+
+def _host_port(url: str) -> tuple[str, int] | None:
+    match = _PLAIN_URL.fullmatch(url.strip())
+    if match is None:
+        return None
+    scheme, host, port = match.groups()
+    return host.lower().rstrip("."), int(port) if port else (443 if scheme.lower() == "https" else 80)
+
+
 def _trusted(url: str, listed: str | None) -> bool:
-    parts = urlsplit(url if "://" in url else f"https://{url}")
-    host = (parts.hostname or "").lower()
-    try:
-        port = parts.port
-    except ValueError:  # an unreadable port: not a host anyone listed
+    parsed = _host_port(url)
+    if parsed is None:
         return False
+    host, port = parsed
     for entry in [*ALWAYS_TRUSTED, *(listed or "").split(",")]:
-        entry = entry.strip().lower()
-        if not entry:
+        match = _ENTRY.fullmatch(entry.strip())
+        if match is None:
             continue
-        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        if entry_port and (not entry_port.isdigit() or port != int(entry_port)):
+        wildcard, name, entry_port = match.groups()
+        name = name.lower().rstrip(".")
+        if entry_port and port != int(entry_port):
             continue
-        if name == host or (name.startswith("*.") and host.endswith(name[1:])):
+        if (host.endswith("." + name) if wildcard else host == name):
             return True
     return False
 
@@ -59,7 +73,7 @@ def withheld_key_reason(config: Any, env: Mapping[str, str | None]) -> str | Non
     url = config.base_url or config.base_url_default
     if url is None or _trusted(url, env.get(TRUSTED_HOSTS_ENV)):
         return None  # no address: the OpenAI client's own default (api.openai.com)
-    host = urlsplit(url if "://" in url else f"https://{url}").netloc or url
+    host = url.split("://", 1)[-1].split("/", 1)[0] or url
     return (f"the key in ${config.api_key_env} is not sent to {host}: the suite chose that address and the "
             f"operator has not trusted it (list the host in {TRUSTED_HOSTS_ENV}, or define the target in the "
             f"project's targets.yaml)")
