@@ -9,6 +9,7 @@ The OpenAI tests go through the real ``openai`` client to the local fake server.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -271,6 +272,9 @@ def test_openai_target_outputs_come_from_the_server(tmp_path: Path, instance: dg
                                                     fake_openai: FakeOpenAIServer, fast_backoff: None,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    # The skill's own targets.yaml names the server: its key goes there only to a host the operator
+    # trusts (run/targets/key_policy.py), read by the run through Dagster's EnvVar like the key.
+    monkeypatch.setenv("EVAL_PIPELINES_TRUSTED_HOSTS", "127.0.0.1")
     make_openai_skill(tmp_path, fake_openai.base_url)
     fake_openai.answers = dict(ANSWERS)
     db = tmp_path / "results.duckdb"
@@ -320,7 +324,10 @@ def test_openai_target_outputs_come_from_the_server(tmp_path: Path, instance: dg
 
 def test_openai_server_failing_every_request_gives_error_rows(tmp_path: Path, instance: dg.DagsterInstance,
                                                               fake_openai: FakeOpenAIServer,
-                                                              fast_backoff: None) -> None:
+                                                              fast_backoff: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # the operator has not trusted the skill's chosen host
+    monkeypatch.delenv("EVAL_PIPELINES_TRUSTED_HOSTS", raising=False)
     make_openai_skill(tmp_path, fake_openai.base_url, max_retries=1)
     fake_openai.fault_rate = 1.0
     fake_openai.faults = ["500"]
@@ -337,6 +344,10 @@ def test_openai_server_failing_every_request_gives_error_rows(tmp_path: Path, in
     for _, output, error, attempts in rows:
         assert output is None and attempts == 2
         assert "500" in error and "after 2 attempt" in error
+        assert "the key in $OPENAI_API_KEY is not sent to 127.0.0.1" in error  # and why it failed
+    assert {h.get("authorization") for h in fake_openai.headers} == {None}  # the key never left
+    (warnings,) = sql(db, "SELECT warnings FROM suites")[0]
+    assert any("target fake-model: the key in $OPENAI_API_KEY is not sent" in w for w in json.loads(warnings))
     assert sql(db, "SELECT DISTINCT status FROM test_results") == [("error",)]
     assert sql(db, "SELECT count(*) FROM test_results") == [(4,)]
     assert sql(db, "SELECT count(*) FROM grades") == [(0,)]  # nothing to grade
