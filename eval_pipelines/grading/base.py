@@ -123,6 +123,9 @@ class Outcome:
     # A grader that decides the verdict itself (promptfoo's assertScoringFunction returns
     # `pass` and `score` apart); None: passed when the score reaches the pass mark.
     passed: bool | None = None
+    # The verdict stands under `not-` as well: promptfoo's script assertions fail when their code
+    # throws, inverted or not (its catch returns `pass: false` without looking at `inverse`).
+    final: bool = False
 
     @classmethod
     def binary(cls, ok: bool, reason: str, **details: Any) -> "Outcome":

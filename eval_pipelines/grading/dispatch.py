@@ -57,7 +57,8 @@ def apply_rule(scores: np.ndarray, negate: np.ndarray, minimum: np.ndarray,
 
 
 def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
-    scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([assertion.negate]),
+    negate = assertion.negate and not outcome.final  # a final verdict is not inverted (Outcome.final)
+    scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([negate]),
                                          np.array([assertion.pass_minimum()]),
                                          np.array([outcome.status == "graded"]))
     # A grader that decides its verdict (``Outcome.passed``) is negated by inverting that verdict, as

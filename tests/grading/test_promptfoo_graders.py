@@ -98,11 +98,23 @@ def test_script_assertion_files_and_errors(tmp_path: Path) -> None:
     g = grade({"type": "python", "value": "file://check.py"}, "xyz", suite_dir=tmp_path)
     assert g.passed and g.reason == "ok xyz"
     broken = grade({"type": "javascript", "value": "output.nope()"}, "x")
-    # the thrown error's own message (promptfoo: "Custom function threw error: ..."), not a stack's tail
-    assert broken.status == "error" and broken.reason == "javascript assertion threw TypeError: output.nope is not a function"
+    # promptfoo's handlers catch what the code throws and fail the assertion (`pass: false, score: 0`,
+    # "Custom function threw error: ...", "Python code execution failed: ..."): a verdict, not an
+    # error, with the thrown error's own message (not a stack's tail)
+    assert (broken.status, broken.passed, broken.score) == ("graded", False, 0.0)
+    assert broken.reason == "javascript assertion threw TypeError: output.nope is not a function"
     syntax = grade({"type": "python", "value": "1 if output == 'it's' else 0"}, "x")
-    assert syntax.status == "error" and syntax.reason.startswith("python assertion threw SyntaxError: ")
+    assert (syntax.status, syntax.passed) == ("graded", False)
+    assert syntax.reason.startswith("python assertion threw SyntaxError: ")
     assert "(line 1: return 1 if output == 'it's' else 0)" in syntax.reason
+    # and they do so without looking at `inverse`: `not-javascript` whose code throws fails too
+    for type_, code in (("javascript", "JSON.parse(output).ok"), ("python", "json.loads(output)['ok']")):
+        inverted = grade({"type": type_, "value": code, "negate": True}, "not json")
+        assert (inverted.status, inverted.passed, inverted.score) == ("graded", False, 0.0), inverted
+        assert not inverted.reason.startswith("negated")
+        assert grade({"type": type_, "value": code, "negate": True}, '{"ok": false}').passed  # no throw: inverted
+    odd = grade({"type": "javascript", "value": "'text'", "negate": True}, "x")  # neither bool, number nor result
+    assert (odd.status, odd.passed) == ("graded", False) and "not a boolean, number" in odd.reason
 
 
 def test_transforms_rewrite_the_output_before_the_nested_assertion(tmp_path: Path) -> None:
@@ -158,3 +170,17 @@ def test_openai_function_call_checks_the_call_against_the_functions() -> None:
     assert not grade(check, "It is sunny in Boston.").passed
     assert not grade({"type": "openai_function_call"}, call).passed  # no functions: no such function
     assert grade({**check, "negate": True}, "It is sunny.").passed
+
+
+def test_inline_python_is_built_as_promptfoos_build_python_script() -> None:
+    """promptfoo (src/assertions/python.ts): a value with a line break is the function body as
+    written, indented like its first indented line, so a YAML block (`value: |`) holding one
+    expression returns None and fails; one line is `return <value>`; `json` is imported."""
+    assert grade({"type": "python", "value": "json.loads(output)['n'] > 1"}, '{"n": 2}').passed
+    block = grade({"type": "python", "value": "len(output) == 1\n"}, "x")
+    assert (block.status, block.passed) == ("graded", False) and "NoneType" in block.reason
+    assert grade({"type": "python", "value": "n = len(output)\nreturn n == 1\n"}, "x").passed
+    tabs = "if output:\n\treturn output == 'x'\nreturn False"  # the body keeps its own indentation
+    assert grade({"type": "python", "value": tabs}, "x").passed
+    # a one-line `return` is `return return ...` there: a SyntaxError, so a failure
+    assert not grade({"type": "python", "value": "return output == 'x'"}, "x").passed

@@ -3,8 +3,9 @@
 The assertion's code runs in :mod:`eval_pipelines.run.sandbox` (empty working
 directory, no secrets, resource limits, timeout), never in-process. Inline code
 is, as in promptfoo, an expression (``output.length > 2``; one line starting
-with ``const``/``let``/``var`` returns its last statement) or, when it has several
-lines, a function body (Python: several lines or a ``return``); ``file://path[:function]`` loads
+with ``const``/``let``/``var`` returns its last statement) or, when it has a line
+break, a function body (Python: any line break, even a YAML block's last one, as
+promptfoo's buildPythonScript; ``json`` is imported there); ``file://path[:function]`` loads
 a file copied into the sandbox (JavaScript: the module's export, or the named
 function; Python: ``get_assert``, or the named function) called with
 ``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
@@ -60,7 +61,7 @@ const req = JSON.parse(fs.readFileSync(0, 'utf8'));
 });
 """
 PY_RUNNER = r"""
-import importlib.util, json, sys, textwrap
+import importlib.util, json, re, sys
 req = json.loads(sys.stdin.read())
 if req.get("file"):
     spec = importlib.util.spec_from_file_location("assertion", req["file"])
@@ -68,11 +69,18 @@ if req.get("file"):
     spec.loader.exec_module(mod)
     fn = getattr(mod, req.get("function") or req.get("default_function", "get_assert"))
 else:
+    # promptfoo's buildPythonScript: code with a line break is the body of `main(output, context)`,
+    # each line indented as its first indented line is; one line is `return <code>`; `json` is imported.
     code = req["code"]
-    body = code if ("\n" in code.strip() or "return" in code) else "return " + code
-    scope = {}
+    if "\n" in code:
+        first = re.search(r"^(?!\s*$)\s+", code, re.M)
+        indent = first.group(0) if first else "    "
+        body = "\n".join(indent + line for line in code.split("\n"))
+    else:
+        body = "    return " + code
+    scope = {"json": json}
     try:
-        exec("def _assert(output, context):\n" + textwrap.indent(body, "    "), scope)
+        exec("def _assert(output, context):\n" + body, scope)
     except SyntaxError as exc:
         print()
         print(json.dumps({"threw": f"SyntaxError: {exc.msg} (line {(exc.lineno or 2) - 1}: {(exc.text or '').strip()})"}))
@@ -130,8 +138,9 @@ def read_result(raw: Any, threshold: float | None) -> Outcome:
         if threshold is not None and isinstance(raw.get("score"), (int, float)):
             passed = passed and raw["score"] >= threshold
         return Outcome(1.0 if passed else 0.0, str(raw.get("reason") or f"pass: {passed}"), {"raw": raw})
+    # promptfoo throws on such a value inside the handler's try: a failure, inverted or not.
     return Outcome(0.0, f"the assertion returned {type(raw).__name__}, not a boolean, number or "
-                        "{pass, score, reason}", {"raw": raw}, status="error")
+                        "{pass, score, reason}", {"raw": raw}, passed=False, final=True)
 
 
 async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: int, memory_mb: int,
@@ -167,6 +176,11 @@ async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: 
         return False, "printed no result"
 
 
+# What the languages throw when the sandbox's memory cap refuses an allocation.
+OUT_OF_MEMORY = ("threw MemoryError", "threw RangeError: Array buffer allocation failed",
+                 "threw RangeError: Invalid array length", "threw RangeError: Invalid typed array length")
+
+
 def is_tool_call_output(inp: GradeInput) -> bool:
     """The output is the JSON of tool calls a target was offered and did not answer (its own
     ``tools``): promptfoo hands scripts and transforms that output as the calls, not as text."""
@@ -178,6 +192,12 @@ async def run_script_assert(language: str, params: ScriptAssertParams, inp: Grad
                "output_json": params.output_json or is_tool_call_output(inp)}
     ok, raw = await _run(params.value, request, inp, params.timeout_ms, params.memory_mb, "get_assert", language)
     if not ok:
+        if str(raw).startswith("threw ") and not str(raw).startswith(OUT_OF_MEMORY):
+            # promptfoo (assertions/javascript.ts, python.ts): code that throws fails the assertion,
+            # `pass: false, score: 0`, also under `not-`. A run that did not finish (timeout, a
+            # killed process) or hit the sandbox's memory cap is ours: an error, not a verdict.
+            return Outcome(0.0, f"{language} assertion {raw}", {"threw": raw[len("threw "):]},
+                           passed=False, final=True)
         what = raw if str(raw).startswith("threw ") else f"failed to run: {raw}"
         return Outcome(0.0, f"{language} assertion {what}", status="error")
     return read_result(raw, params.threshold)
