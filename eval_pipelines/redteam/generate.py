@@ -2,8 +2,8 @@
 
 For each plugin, the red-team provider (``redteam.provider``, else promptfoo's default red-team
 model at OPENAI_BASE_URL with OPENAI_API_KEY) is asked for ``numTests`` prompts (requests of at
-most 20, re-asked while short, stopping after two requests in a row that add nothing new, as
-promptfoo's ``retryWithDeduplication``); the reply's ``Prompt:`` lines are the prompts
+most 20, re-asked while short, stopping after three requests in a row that add nothing new, as
+promptfoo's ``retryWithDeduplication`` loops while ``consecutiveRetries <= 2``); the reply's ``Prompt:`` lines are the prompts
 (``plugins.parse_generated_prompts``), deduplicated, at most ``numTests``. ``intent`` tests are the
 configured intents themselves (promptfoo's intent plugin calls no model). Each prompt becomes a
 test as promptfoo writes it (src/redteam/plugins/base.ts ``promptsToTestCases``): ``vars:

@@ -23,7 +23,7 @@ DEFAULT_NUM_TESTS = 5
 # promptfoo's RedteamPluginBase.generateTests asks for at most this many prompts per request.
 BATCH_SIZE = 20
 # promptfoo's retryWithDeduplication (src/util/generation.ts): further requests while short of n,
-# stopping after this many in a row that add no new prompt.
+# while at most this many requests in a row have added no new prompt (so one more than this).
 MAX_CONSECUTIVE_RETRIES = 2
 
 # Plugins whose tests come from a dataset download (Hugging Face and similar) or an image set.
