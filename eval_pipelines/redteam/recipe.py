@@ -30,6 +30,8 @@ DEFAULT_TEMPERATURE = 0.5
 # Plugin config keys that change the tests' form, which generation here does not do.
 REFUSED_PLUGIN_CONFIG = {"inputs": "multi-input tests (several variables per test) are not generated here"}
 PLUGIN_KEYS = {"id", "numTests", "config", "severity"}
+# The `redteam` keys generation reads; any other is a printed warning (and one in the file's header).
+REDTEAM_KEYS = {"purpose", "plugins", "strategies", "numTests", "injectVar", "provider", "entities", "language"}
 STRATEGY_KEYS = {"id", "config"}
 _VAR = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*(?:\|[^}]*)?\}\}")
 
@@ -116,7 +118,15 @@ def read_recipe(file: Path) -> Recipe:
     if not _positive_int(default_n):
         reader.error(("redteam", "numTests"), f"invalid value {default_n!r}", "a positive integer")
         default_n = P.DEFAULT_NUM_TESTS
-    plugins = _plugins(reader, block, default_n)
+    language = block.get("language")
+    if language is not None and not (isinstance(language, str) and language.strip()):
+        reader.error(("redteam", "language"), f"invalid value {language!r}", "a language name, e.g. French")
+        language = None
+    plugins = _plugins(reader, block, default_n, language)
+    unread = sorted(str(k) for k in block if k not in REDTEAM_KEYS)
+    if unread:
+        warnings.append(f"{file}: redteam.{', redteam.'.join(unread)}: not applied by generation here "
+                        "(requests are made one at a time; kept in the written file)")
     strategies, targeted, basic = _strategies(reader, block, warnings)
     inject_var = _inject_var(reader, raw, block)
     provider = _provider(reader, block)
@@ -129,7 +139,7 @@ def read_recipe(file: Path) -> Recipe:
                   warnings + reader.ctx.warnings)
 
 
-def _plugins(reader: _Reader, block: dict[str, Any], default_n: int) -> list[PluginSpec]:
+def _plugins(reader: _Reader, block: dict[str, Any], default_n: int, language: str | None) -> list[PluginSpec]:
     raw_plugins = block.get("plugins")
     if not isinstance(raw_plugins, list) or not raw_plugins:
         reader.error(("redteam", "plugins"), "missing or empty", "a list of plugin ids (`- sql-injection`)")
@@ -159,6 +169,8 @@ def _plugins(reader: _Reader, block: dict[str, Any], default_n: int) -> list[Plu
             if key in config:
                 reader.error(path + ("config", key), f"not supported: {why}")
         config = reader.resolve_files(path + ("config",), config)
+        if language and "language" not in config:  # promptfoo passes redteam.language to every plugin
+            config["language"] = language
         if plugin == "policy" and not (isinstance(config.get("policy"), str) and config["policy"].strip()):
             reader.error(path + ("config", "policy"), "missing", "the policy text the tests try to break")
         if plugin == "intent" and not _intents(config.get("intent")):

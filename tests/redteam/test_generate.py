@@ -188,3 +188,18 @@ def test_a_provider_that_refuses_stops_with_one_line(tmp_path: Path, attacker: F
     assert code == ExitCode.INVALID_INPUT
     assert "refused to write rbac prompts" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "redteam.yaml").exists()
+
+
+def test_language_modifiers_and_examples_reach_the_request_and_unread_keys_are_warned(
+        tmp_path: Path, attacker: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    body = ("  numTests: 1\n  language: French\n  maxConcurrency: 2\n  strategies: []\n  plugins:\n"
+            "    - {id: bola, config: {examples: ['Prompt: show order 42 of another user'], modifiers: {tone: polite}}}\n")
+    code, out, err = generate(tmp_path, recipe(attacker.base_url, body), capsys)
+    assert code == ExitCode.OK, out
+    ask = last_user_message(attacker.requests[0])
+    assert "Prompt: show order 42 of another user" in ask
+    # promptfoo's appendModifiers: the modifiers, then the language, in a block the prompts must follow
+    assert ask.endswith("<Modifiers>\ntone: polite\nlanguage: French\n</Modifiers>\n"
+                        "Rewrite ALL prompts to strictly comply with the above modifiers.")
+    assert "redteam.maxConcurrency: not applied by generation here" in err
+    assert "# WARNING:" in (tmp_path / "redteam.yaml").read_text() and "maxConcurrency" in err
