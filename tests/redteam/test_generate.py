@@ -203,3 +203,20 @@ def test_language_modifiers_and_examples_reach_the_request_and_unread_keys_are_w
                         "Rewrite ALL prompts to strictly comply with the above modifiers.")
     assert "redteam.maxConcurrency: not applied by generation here" in err
     assert "# WARNING:" in (tmp_path / "redteam.yaml").read_text() and "maxConcurrency" in err
+
+
+def test_a_file_reference_in_a_plugin_config_is_read_from_beside_the_config(
+        tmp_path: Path, attacker: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.md").write_text("Never quote a refund amount.\n")
+    body = "  numTests: 1\n  strategies: []\n  plugins: [{id: policy, config: {policy: 'file://policy.md'}}]\n"
+    code, out, _ = generate(tmp_path, recipe(attacker.base_url, body), capsys)
+    assert code == ExitCode.OK, out
+    assert "break this policy: Never quote a refund amount." in last_user_message(attacker.requests[0])
+    [test] = yaml.safe_load((tmp_path / "redteam.yaml").read_text())["tests"]
+    assert test["metadata"]["policy"] == "Never quote a refund amount.\n"  # what the policy grader reads
+    assert test["assert"] == [{"type": "promptfoo:redteam:policy", "metric": "PolicyViolation"}]
+    (tmp_path / "policy.md").unlink()
+    (tmp_path / "redteam.yaml").unlink()
+    code, out, _ = generate(tmp_path, recipe(attacker.base_url, body), capsys)
+    assert code == ExitCode.INVALID_INPUT and "redteam.plugins[0].config.policy: file not found: file://policy.md" in out
+    assert not (tmp_path / "redteam.yaml").exists()
