@@ -128,7 +128,7 @@ def read_recipe(file: Path) -> Recipe:
         warnings.append(f"{file}: redteam.{', redteam.'.join(unread)}: not applied by generation here "
                         "(requests are made one at a time; kept in the written file)")
     strategies, targeted, basic = _strategies(reader, block, warnings)
-    inject_var = _inject_var(reader, raw, block)
+    inject_var = _inject_var(reader, raw, block, warnings)
     provider = _provider(reader, block)
     if raw.get("tests"):
         warnings.append(f"{file}: tests: replaced by the generated tests (as `promptfoo redteam generate` writes)")
@@ -245,9 +245,27 @@ def _strategies(reader: _Reader, block: dict[str, Any],
     return chosen, targeted, basic
 
 
-def _inject_var(reader: _Reader, raw: dict[str, Any], block: dict[str, Any]) -> str | None:
-    """``redteam.injectVar``; else the one variable the prompts use; else ``prompt`` when there are
-    no prompts (a target that takes the prompt itself)."""
+def _prompt_text(reader: _Reader, prompt: Any) -> str | None:
+    """A prompt's template text: inline, a chat-message list, ``raw``, or a ``file://`` beside the config
+    (None: a file we cannot read, e.g. a script or a glob)."""
+    if isinstance(prompt, dict):
+        prompt = prompt.get("raw", prompt.get("content", ""))
+    if isinstance(prompt, list):
+        return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt)
+    text = str(prompt)
+    if text.startswith("file://"):
+        target = (reader.file.parent / text.removeprefix("file://")).resolve()
+        if target.suffix.lower() not in (".txt", ".md", ".j2", ".json", ".yaml", ".yml") or not target.is_file() \
+                or not reader.ctx.policy.allows(target):
+            return None
+        return target.read_text(encoding="utf-8")
+    return text
+
+
+def _inject_var(reader: _Reader, raw: dict[str, Any], block: dict[str, Any], warnings: list[str]) -> str | None:
+    """``redteam.injectVar``; else promptfoo's ``resolveInjectVar`` (src/redteam/index.ts): the prompts'
+    variables in order of appearance, the last when several (a warning), ``query`` when none (a
+    warning). A config without prompts (a target that takes the prompt itself) gets ``prompt``."""
     written = block.get("injectVar")
     if written is not None:
         if isinstance(written, str) and written.strip():
@@ -255,17 +273,22 @@ def _inject_var(reader: _Reader, raw: dict[str, Any], block: dict[str, Any]) -> 
         reader.error(("redteam", "injectVar"), f"invalid value {written!r}", "a variable name")
         return None
     prompts = raw.get("prompts")
-    texts = [prompts] if isinstance(prompts, str) else prompts if isinstance(prompts, list) else []
-    names = sorted({m.group(1) for p in texts for m in _VAR.finditer(p if isinstance(p, str) else
-                                                                      str(p.get("raw", "")) if isinstance(p, dict)
-                                                                      else "")})
-    if len(names) == 1:
-        return names[0]
-    if not names and not texts:
+    items = [prompts] if isinstance(prompts, (str, dict)) else prompts if isinstance(prompts, list) else []
+    if not items:
         return "prompt"
-    reader.error(("redteam", "injectVar"), "not set, and the prompts do not name exactly one variable"
-                 + (f" ({', '.join(names)})" if names else ""), "`redteam.injectVar`: the variable the attack goes in")
-    return None
+    texts = [_prompt_text(reader, p) for p in items]
+    if any(t is None for t in texts):
+        reader.error(("redteam", "injectVar"), "not set, and a prompt is a file whose variables are not read "
+                     "here", "`redteam.injectVar`: the variable the attack goes in")
+        return None
+    names = list(dict.fromkeys(m.group(1) for t in texts for m in _VAR.finditer(t or "")))
+    if len(names) > 1:
+        warnings.append(f"{reader.file}: redteam.injectVar: not set; the prompts use {', '.join(names)}: "
+                        f"the last, {names[-1]!r}, takes the attack (as promptfoo)")
+    elif not names:
+        warnings.append(f"{reader.file}: redteam.injectVar: not set and the prompts use no variable: "
+                        "'query' (as promptfoo)")
+    return names[-1] if names else "query"
 
 
 def _provider(reader: _Reader, block: dict[str, Any]) -> OpenAITargetConfig | None:

@@ -220,3 +220,20 @@ def test_a_file_reference_in_a_plugin_config_is_read_from_beside_the_config(
     code, out, _ = generate(tmp_path, recipe(attacker.base_url, body), capsys)
     assert code == ExitCode.INVALID_INPUT and "redteam.plugins[0].config.policy: file not found: file://policy.md" in out
     assert not (tmp_path / "redteam.yaml").exists()
+
+
+@pytest.mark.parametrize(("prompts", "expected", "said"), [
+    ("['Context: {{ context }}. Question: {{ question }}']", "question", "the last, 'question', takes the attack"),
+    ("['Tell me a joke']", "query", "'query' (as promptfoo)"),
+])
+def test_without_inject_var_the_prompts_choose_it_as_promptfoo(tmp_path: Path, attacker: FakeOpenAIServer,
+                                                               capsys: pytest.CaptureFixture[str], prompts: str,
+                                                               expected: str, said: str) -> None:
+    # promptfoo's resolveInjectVar (src/redteam/index.ts): the last variable of the prompts, else `query`.
+    text = recipe(attacker.base_url, "  numTests: 1\n  plugins: [rbac]\n  strategies: []\n").replace(
+        "prompts: ['{{prompt}}']", f"prompts: {prompts}")
+    code, out, err = generate(tmp_path, text, capsys)
+    assert code == ExitCode.OK, out
+    assert said in err
+    [test] = yaml.safe_load((tmp_path / "redteam.yaml").read_text())["tests"]
+    assert list(test["vars"]) == [expected]
