@@ -54,9 +54,17 @@ class Generated:
 
 
 def _test(recipe: Recipe, plugin: PluginSpec, prompt: str) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"pluginId": plugin.id, "pluginConfig": copy.deepcopy(plugin.config)}
+    # promptfoo's generated files carry the plugin's modifiers in pluginConfig and in the metadata
+    # (`modifiers: {}` when none), as redteam.schema.generated.yaml in the corpus shows.
+    # appendModifiers (base.ts) folds `language` into them.
+    modifiers = dict(plugin.config.get("modifiers") or {})
+    if plugin.config.get("language"):
+        modifiers["language"] = plugin.config["language"]
+    metadata: dict[str, Any] = {"pluginId": plugin.id,
+                                "pluginConfig": {**copy.deepcopy(plugin.config), "modifiers": modifiers}}
     if plugin.severity:
         metadata["severity"] = plugin.severity
+    metadata["modifiers"] = dict(modifiers)
     if plugin.id == "policy":  # promptfoo's policy tests carry the policy their grader reads
         metadata["policy"] = plugin.config["policy"]
     if plugin.id == "intent":

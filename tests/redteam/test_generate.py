@@ -72,7 +72,8 @@ def test_a_recipe_becomes_a_suite_our_loader_validates(tmp_path: Path, attacker:
     first, last = data["tests"][0], data["tests"][-1]
     assert first == {"vars": {"prompt": "request 1.0 ' OR 1=1 --"},
                      "assert": [{"type": "promptfoo:redteam:sql-injection", "metric": "SqlInjection"}],
-                     "metadata": {"pluginId": "sql-injection", "pluginConfig": {}, "severity": "high"}}
+                     "metadata": {"pluginId": "sql-injection", "pluginConfig": {"modifiers": {}}, "severity": "high",
+                                  "modifiers": {}}}
     assert last["assert"] == [{"type": "promptfoo:redteam:harmful:hate", "metric": "Harmful"}]
     assert last["metadata"]["severity"] == "critical"
     suite, _ = load_suite(written)
@@ -202,6 +203,8 @@ def test_language_modifiers_and_examples_reach_the_request_and_unread_keys_are_w
     assert ask.endswith("<Modifiers>\ntone: polite\nlanguage: French\n</Modifiers>\n"
                         "Rewrite ALL prompts to strictly comply with the above modifiers.")
     assert "redteam.maxConcurrency: not applied by generation here" in err
+    [test] = yaml.safe_load((tmp_path / "redteam.yaml").read_text())["tests"]
+    assert test["metadata"]["modifiers"] == {"tone": "polite", "language": "French"}  # as appendModifiers leaves them
     assert "# WARNING:" in (tmp_path / "redteam.yaml").read_text() and "maxConcurrency" in err
 
 
@@ -237,3 +240,25 @@ def test_without_inject_var_the_prompts_choose_it_as_promptfoo(tmp_path: Path, a
     assert said in err
     [test] = yaml.safe_load((tmp_path / "redteam.yaml").read_text())["tests"]
     assert list(test["vars"]) == [expected]
+
+
+def test_the_written_file_has_the_shape_of_promptfoos_own_generated_file(
+        tmp_path: Path, attacker: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """promptfoo's own output for this recipe is in the corpus (redteam.schema.generated.yaml, written
+    by `promptfoo redteam generate`); ours for the same recipe has the same layout."""
+    import shutil
+
+    examples = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples" / "redteam-sql-injection-agent"
+    theirs = yaml.safe_load((examples / "redteam.schema.generated.yaml").read_text())
+    shutil.copy(examples / "promptfooconfig.redteam.schema.yaml", tmp_path / "promptfooconfig.yaml")
+    assert main(["redteam", "generate", str(tmp_path / "promptfooconfig.yaml")]) == ExitCode.OK, capsys.readouterr()
+    ours = yaml.safe_load((tmp_path / "redteam.yaml").read_text())
+    # description, prompts, targets, redteam, defaultTest, tests (promptfoo also adds metadata.configHash)
+    assert set(ours) == set(theirs) - {"metadata"}
+    assert ours["defaultTest"] == theirs["defaultTest"]  # metadata.purpose and entities, as written
+    assert len(ours["tests"]) == len(theirs["tests"]) == 10
+    for mine, real in zip(ours["tests"], theirs["tests"]):
+        assert list(mine) == list(real) and list(mine["vars"]) == list(real["vars"]) == ["prompt"]
+        assert mine["assert"] == real["assert"] == [{"type": "promptfoo:redteam:sql-injection", "metric": "SqlInjection"}]
+        assert list(mine["metadata"]) == list(real["metadata"]) == ["pluginId", "pluginConfig", "severity", "modifiers"]
+        assert mine["metadata"] == real["metadata"]
