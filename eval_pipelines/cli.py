@@ -401,6 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
     from eval_pipelines.cli_demo_model import add_demo_model_parser
 
     add_demo_model_parser(sub, common)
+    from eval_pipelines.cli_redteam import add_redteam_parser
+
+    add_redteam_parser(sub, common)
     return parser
 
 

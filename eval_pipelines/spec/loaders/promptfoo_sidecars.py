@@ -64,8 +64,9 @@ def check_sidecars(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None
                                 "without metadata.purpose, and `redteam.provider`: their grading model when "
                                 "defaultTest names none")
         else:
-            ctx.error(doc, ("redteam",), "red-team generation (`redteam`) without tests is not supported",
-                      "`tests` (the block only configures `promptfoo redteam generate`)")
+            ctx.error(doc, ("redteam",), "red-team generation (`redteam`) without tests is not supported by "
+                      f"this command: run `eval-pipelines redteam generate {doc.file}` (writes redteam.yaml, "
+                      "a suite), then run that file", "`tests` (the block only configures test generation)")
 
 
 TRACING_KEYS = {"enabled", "otlp", "forwarding", "failOnReceiverStartFailure", "storage"}
