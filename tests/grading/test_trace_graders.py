@@ -92,6 +92,18 @@ def test_span_duration_all_spans_and_percentiles() -> None:
     assert not g.passed and g.reason.endswith("(requirePresence: true)")
 
 
+@pytest.mark.parametrize("type_,value", [("trace_span_duration", {"max": 1}), ("trace_error_spans", {})])
+def test_not_with_no_matching_span_fails_as_promptfoos(type_: str, value: dict) -> None:
+    """promptfoo's not- form fails whenever no span matched: the pass without requirePresence is
+    inverted; the failure with it stands (it is not turned into a pass)."""
+    plain = grade({"type": type_, "pattern": "db.*", "negate": True, **value})
+    assert not plain.passed and plain.reason.startswith("negated: No spans found")
+    required = grade({"type": type_, "pattern": "db.*", "require_presence": True, "negate": True, **value})
+    assert (required.status, required.passed, required.score) == ("graded", False, 0.0)
+    assert required.reason.endswith("(requirePresence: true)") and not required.reason.startswith("negated")
+    assert not grade({"type": type_, "pattern": "db.*", "require_presence": True, **value}).passed
+
+
 def test_error_spans_detection_and_budgets() -> None:
     g = grade({"type": "trace_error_spans"})  # default: no error allowed
     assert (g.passed, g.reason) == (False, "Found 2 error spans, expected at most 0. Errors: "

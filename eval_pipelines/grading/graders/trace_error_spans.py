@@ -5,8 +5,8 @@ number is ``max_count``). A span is an error as promptfoo's ``isErrorSpan`` deci
 code 2 (ERROR) or >= 400; an ``error``/``exception``/``failed``/``failure`` attribute that is
 true, ``"true"`` or an object; ``http.status_code`` >= 400; ``otel.status_code`` or
 ``status.code`` ``"ERROR"``; or a status message saying error, failed, failure, exception,
-timeout or abort. No matching span passes unless ``require_presence``. Score 1 or 0 with
-promptfoo's reasons. No trace: an error grade.
+timeout or abort. No matching span passes unless ``require_presence``, which fails, also
+under ``not-`` (as promptfoo). Score 1 or 0 with promptfoo's reasons. No trace: an error grade.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ class TraceErrorSpans(Grader[ErrorSpansParams]):
         matched = [s for s in spans if matches_pattern(s["name"], pattern)]
         if not matched:
             reason = f'No spans found matching pattern "{pattern}"'
-            return Outcome.binary(not params.require_presence,
-                                  reason + (" (requirePresence: true)" if params.require_presence else ""))
+            if params.require_presence:  # promptfoo fails this under `not-` as well: a final verdict
+                return Outcome(0.0, reason + " (requirePresence: true)", final=True)
+            return Outcome.binary(True, reason)
         errors = [s for s in matched if is_error_span(s)]
         pct = len(errors) / len(matched) * 100
         if max_count is not None and len(errors) > max_count:

@@ -5,8 +5,8 @@ the spans whose name matches ``pattern`` (default ``*``) and that have an end ti
 ``max``. No matching span passes unless ``require_presence`` (promptfoo ``requirePresence``).
 Durations are clamped at 0. Score 1 or 0 with promptfoo's reasons. No trace: an error grade.
 
-Difference: promptfoo's ``not-`` form fails whenever no span matched; here ``not-`` inverts
-the verdict as for every assertion, so with ``require_presence`` and no match it passes.
+promptfoo's ``not-`` form fails whenever no span matched: without ``require_presence`` the
+pass is inverted as usual; with it the failure is final (``Outcome.final``), not inverted.
 """
 
 from __future__ import annotations
@@ -67,9 +67,9 @@ class TraceSpanDuration(Grader[SpanDurationParams]):
         matched = [s for s in spans if matches_pattern(s["name"], pattern) and s.get("endTime") is not None]
         if not matched:
             reason = f'No spans found matching pattern "{pattern}" with complete timing data'
-            if params.require_presence:
-                reason += " (requirePresence: true)"
-            return Outcome.binary(not params.require_presence, reason)
+            if params.require_presence:  # promptfoo fails this under `not-` as well: a final verdict
+                return Outcome(0.0, reason + " (requirePresence: true)", final=True)
+            return Outcome.binary(True, reason)
         timed = [(s["name"], max(0.0, s["endTime"] - s["startTime"])) for s in matched]
         slowest = lambda items: ", ".join(f"{n} ({js_number(d)}ms)"  # noqa: E731
                                           for n, d in sorted(items, key=lambda i: -i[1])[:3])
