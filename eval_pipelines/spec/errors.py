@@ -103,7 +103,8 @@ def pydantic_errors(
     """Map a pydantic error to SpecErrors at the right file line and path."""
     out: list[SpecError] = []
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        loc = _written_path(getattr(doc, "data", None), base, tuple(
+            p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))))
         path = base + loc
         kind = err["type"]
         if kind == "extra_forbidden":
@@ -115,6 +116,24 @@ def pydantic_errors(
             message = err["msg"].removeprefix("Value error, ")
             out.append(SpecError(str(doc.file), path, message, doc.line_of(path)))
     return out
+
+
+def _written_path(data: Any, base: tuple[Any, ...], loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``loc`` without the tags pydantic inserts for a discriminated union (``targets[0].openai.model``
+    is ``targets[0].model`` in the file), so the error names the written field and its line."""
+    node = data
+    for step in base:
+        node = node.get(step) if isinstance(node, dict) else node[step] if isinstance(node, list) and \
+            isinstance(step, int) and step < len(node) else None
+    out = []
+    for i, step in enumerate(loc):
+        if isinstance(node, dict) and isinstance(step, str) and step not in node and i < len(loc) - 1 \
+                and isinstance(loc[i + 1], str) and loc[i + 1] in node:
+            continue  # not in the file, and the next step is: a union's tag
+        out.append(step)
+        node = node.get(step) if isinstance(node, dict) else node[step] if isinstance(node, list) and \
+            isinstance(step, int) and step < len(node) else None
+    return tuple(out)
 
 
 UNUSED_PREFIX = "accepted, not used: "

@@ -179,3 +179,22 @@ def test_only_a_plain_address_can_be_trusted(url: str, listed: str, sent: bool) 
 def test_an_unreadable_address_is_withheld_with_a_reason_not_a_traceback() -> None:
     reason = withheld_key_reason(_config(declared_by="suite", base_url="http://[::1/v1"), {})
     assert reason is not None and "is not sent to [::1" in reason
+
+
+def test_a_base_url_variable_cannot_name_a_secret(tmp_path: Path) -> None:
+    """Its value is the host a request goes to: a key named there would be sent out as an address."""
+    from eval_pipelines.run.targets.config import load_targets_file
+    from eval_pipelines.spec.loader import load_suite
+
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("targets:\n  - name: t\n    type: openai\n    model: m\n    base_url_env: OPENAI_API_KEY\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_targets_file(targets)
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"{targets}:5: targets[0].base_url_env:") and "looks like a secret" in line
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("env: {OPENAI_BASE_URL: $GITHUB_TOKEN}\nprompts: [hi]\nproviders: [openai:chat:m]\n"
+                      "tests: [{vars: {}}]\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(config)
+    assert "env.OPENAI_BASE_URL: GITHUB_TOKEN looks like a secret" in str(caught.value).splitlines()[0]

@@ -5,11 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
 from eval_pipelines.spec.errors import SpecErrors, pydantic_errors
 from eval_pipelines.spec.source import load_document
+
+
+# Names of variables holding secrets (keys, tokens, passwords), which no base URL variable may be.
+SECRET_NAME = re.compile(r"(^|_)(API_?)?KEY($|_)|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 
 class _TargetBase(BaseModel):
@@ -51,6 +57,14 @@ class OpenAITargetConfig(_TargetBase):
     max_retries: int = Field(default=4, ge=0, le=20)
     price_input_per_million: float = Field(default=0.0, ge=0)
     price_output_per_million: float = Field(default=0.0, ge=0)
+
+    @field_validator("base_url_env")
+    @classmethod
+    def _not_a_secret(cls, name: str) -> str:
+        # The variable's value becomes the host requests go to: a secret there would be sent out as one.
+        if SECRET_NAME.search(name):
+            raise ValueError(f"{name} looks like a secret, not a base URL variable")
+        return name
 
 
 class ReplayTargetConfig(_TargetBase):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from eval_pipelines.run.targets.config import SECRET_NAME
 from eval_pipelines.spec.loaders.eval_yaml_fields import LoadContext
 from eval_pipelines.spec.loaders.promptfoo_providers import Provider
 from eval_pipelines.spec.source import Document
@@ -53,6 +54,9 @@ def apply_env(ctx: LoadContext, doc: Document, raw: Any, providers: list[Provide
                                 "from the environment as it is)")
         elif ref is not None and name == "OPENAI_API_KEY":
             _set(openai, "api_key_env", ref, unless="api_key_env")
+        elif ref is not None and name in BASE_URL_NAMES and SECRET_NAME.search(ref):
+            ctx.error(doc, path, f"{ref} looks like a secret: its value would be the address requests go to",
+                      f"`{name}: $VARIABLE` naming the variable that holds the base URL")
         elif ref is not None and name in BASE_URL_NAMES:
             _set(openai, "base_url_env", ref, unless="base_url")
         elif ref is None and any(word in name.upper() for word in SECRET_WORDS):
