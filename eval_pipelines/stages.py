@@ -34,7 +34,7 @@ from eval_pipelines.reports.summary import metrics_markdown, regression_markdown
 from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection, withheld_key
+from eval_pipelines.run.targets.config import OpenAITargetConfig, connection
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
 from eval_pipelines.spec.loaders.promptfoo_providers import PROMPTFOO_GRADER
 from eval_pipelines.spec.errors import SpecErrors
@@ -262,10 +262,10 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named
 
     env = ctx.env([config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV])
-    api_key, base_url = resolve_connection(config, env)
-    if stored.suite.judge == PROMPTFOO_GRADER and not (api_key or base_url):
+    reached = connection(config, env)
+    if stored.suite.judge == PROMPTFOO_GRADER and not (reached.api_key or reached.base_url):
         return None  # promptfoo's default grader needs OpenAI (a key or a server): "no judge", not a failed call
-    return OpenAIJudge(config, api_key=api_key, base_url=base_url, withheld_key=withheld_key(config, env))
+    return OpenAIJudge(config, **reached._asdict())
 
 
 def score(ctx: StageContext) -> StageResult:

@@ -33,7 +33,7 @@ from eval_pipelines.grading.graders import _refusal_phrases
 from eval_pipelines.redteam import plugins as P
 from eval_pipelines.redteam import strategies as S
 from eval_pipelines.redteam.recipe import PluginSpec, Recipe, intents, read_recipe
-from eval_pipelines.run.targets.config import resolve_connection, withheld_key
+from eval_pipelines.run.targets.config import connection
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
 from eval_pipelines.run.targets.openai_compat import OpenAITarget
 
@@ -56,10 +56,7 @@ class Generated:
 def _test(recipe: Recipe, plugin: PluginSpec, prompt: str) -> dict[str, Any]:
     # promptfoo's generated files carry the plugin's modifiers in pluginConfig and in the metadata
     # (`modifiers: {}` when none), as redteam.schema.generated.yaml in the corpus shows.
-    # appendModifiers (base.ts) folds `language` into them.
-    modifiers = dict(plugin.config.get("modifiers") or {})
-    if plugin.config.get("language"):
-        modifiers["language"] = plugin.config["language"]
+    modifiers = P.modifiers(plugin.config)
     metadata: dict[str, Any] = {"pluginId": plugin.id,
                                 "pluginConfig": {**copy.deepcopy(plugin.config), "modifiers": modifiers}}
     if plugin.severity:
@@ -80,14 +77,13 @@ class _Provider:
     def __init__(self, recipe: Recipe, env: Mapping[str, str | None]) -> None:
         config = recipe.provider
         view = {k: env.get(k) for k in (config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV)}
-        api_key, base_url = resolve_connection(config, view)
-        if not (api_key or base_url):
+        reached = connection(config, view)
+        if not (reached.api_key or reached.base_url):
             raise GenerationError(f"{recipe.file}: redteam.provider: neither {config.api_key_env} nor a base URL "
                                   f"({config.base_url_env}) is set for the red-team provider {config.model!r}")
         self.model = config.model
         self.requests = 0
-        self._target = OpenAITarget(config, api_key=api_key, base_url=base_url,
-                                    withheld_key=withheld_key(config, view))
+        self._target = OpenAITarget(config, **reached._asdict())
 
     async def ask(self, prompt: str) -> str:
         self.requests += 1

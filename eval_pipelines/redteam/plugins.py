@@ -155,13 +155,19 @@ def generation_prompt(plugin: str, purpose: str, n: int, config: dict) -> str:
     return append_modifiers(text, config)
 
 
-def append_modifiers(template: str, config: dict) -> str:
-    """promptfoo's ``RedteamPluginBase.appendModifiers``: ``config.modifiers`` (and ``language``)
-    appended in a ``<Modifiers>`` block the prompts must follow."""
-    modifiers = dict(config.get("modifiers") or {})
+def modifiers(config: dict) -> dict:
+    """A plugin's modifiers as promptfoo's ``appendModifiers`` folds them: ``config.modifiers`` and
+    ``config.language``."""
+    folded = dict(config.get("modifiers") or {})
     if config.get("language"):
-        modifiers["language"] = config["language"]
-    lines = [f"{k}: {v}" for k, v in modifiers.items() if v not in (None, "")]
+        folded["language"] = config["language"]
+    return folded
+
+
+def append_modifiers(template: str, config: dict) -> str:
+    """promptfoo's ``RedteamPluginBase.appendModifiers``: the plugin's ``modifiers`` appended in a
+    ``<Modifiers>`` block the prompts must follow."""
+    lines = [f"{k}: {v}" for k, v in modifiers(config).items() if v not in (None, "")]
     if not lines:
         return template
     return (f"{template}\n\n<Modifiers>\n" + "\n".join(lines) + "\n</Modifiers>\n"

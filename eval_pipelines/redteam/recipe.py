@@ -82,17 +82,26 @@ class _Reader:
     def error(self, path: tuple[Any, ...], message: str, expected: str | None = None) -> None:
         self.ctx.error(self.doc, path, message, expected)
 
+    def read_beside(self, ref: str, suffixes: tuple[str, ...] | None = None) -> str | None:
+        """The text of a ``file://`` reference beside the config (None: absent, outside the config's
+        folder, or not one of ``suffixes``)."""
+        target = (self.file.parent / ref.removeprefix("file://")).resolve()
+        if (suffixes and target.suffix.lower() not in suffixes) or not self.ctx.policy.allows(target) \
+                or not target.is_file():
+            return None
+        return target.read_text(encoding="utf-8")
+
     def resolve_files(self, path: tuple[Any, ...], config: dict[str, Any]) -> dict[str, Any]:
         """``file://`` strings in a plugin's config read as the file's text (promptfoo loads them
         before the plugin sees its config); the file must be beside the config."""
         out = dict(config)
         for key, value in config.items():
             if isinstance(value, str) and value.startswith("file://"):
-                target = (self.file.parent / value.removeprefix("file://")).resolve()
-                if not self.ctx.policy.allows(target) or not target.is_file():
+                text = self.read_beside(value)
+                if text is None:
                     self.error(path + (key,), f"file not found: {value}", "a text file beside the config")
                     continue
-                out[key] = target.read_text(encoding="utf-8")
+                out[key] = text
         return out
 
 
@@ -254,11 +263,7 @@ def _prompt_text(reader: _Reader, prompt: Any) -> str | None:
         return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt)
     text = str(prompt)
     if text.startswith("file://"):
-        target = (reader.file.parent / text.removeprefix("file://")).resolve()
-        if target.suffix.lower() not in (".txt", ".md", ".j2", ".json", ".yaml", ".yml") or not target.is_file() \
-                or not reader.ctx.policy.allows(target):
-            return None
-        return target.read_text(encoding="utf-8")
+        return reader.read_beside(text, (".txt", ".md", ".j2", ".json", ".yaml", ".yml"))
     return text
 
 

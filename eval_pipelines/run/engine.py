@@ -20,8 +20,8 @@ from eval_pipelines.run.targets.config import (
     OpenAITargetConfig,
     ReplayTargetConfig,
     TargetConfig,
+    connection,
     resolve_connection,
-    withheld_key,
 )
 from eval_pipelines.run.targets.replay import ReplayTarget
 from eval_pipelines.run.trace_context import traced_request, with_trace
@@ -39,8 +39,7 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
         # suites with only command or replay targets should not pay.
         from eval_pipelines.run.targets.openai_compat import OpenAITarget
 
-        api_key, base_url = resolve_connection(config, env)
-        return OpenAITarget(config, api_key=api_key, base_url=base_url, withheld_key=withheld_key(config, env))
+        return OpenAITarget(config, **connection(config, env)._asdict())
     if isinstance(config, ReplayTargetConfig):
         return ReplayTarget(config, base_dir)
     if isinstance(config, CommandTargetConfig):

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, model_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
-from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection, withheld_key
+from eval_pipelines.run.targets.config import OpenAITargetConfig, connection
 
 
 class GradingProvider(Params):
@@ -85,12 +85,11 @@ class WithProvider(Grader[WithProviderParams]):
 
             # Written in the suite: its key goes only to hosts the operator trusts (key_policy.py).
             config = OpenAITargetConfig.model_validate({**spec.openai, "declared_by": "suite"})
-            api_key, base_url = resolve_connection(config, os.environ)  # secrets: from the environment only
-            if not (api_key or base_url):  # never a silent switch to another model (the local embedder)
+            reached = connection(config, os.environ)  # secrets: from the environment only
+            if not (reached.api_key or reached.base_url):  # never a silent switch to another model (the local embedder)
                 return Outcome(0.0, f"grading provider {spec.ref}: neither {config.api_key_env} nor a base URL "
                                f"({config.base_url_env}) is set", {"grading_provider": spec.ref}, status="error")
-            judge = OpenAIJudge(config, api_key=api_key, base_url=base_url,
-                                embedding_model=spec.embedding_model, withheld_key=withheld_key(config, os.environ))
+            judge = OpenAIJudge(config, **reached._asdict(), embedding_model=spec.embedding_model)
         try:
             assert inp.grade_nested is not None  # set by grading.dispatch
             grade = await inp.grade_nested(dict(params.assert_), 0, replace(inp, judge=judge, grade_nested=None))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, Union
+from typing import Annotated, Any, Literal, Mapping, NamedTuple, Union
 
 import re
 
@@ -132,17 +132,29 @@ def mark_declared_by(config: TargetConfig, declared_by: Literal["operator", "sui
     return config
 
 
-def withheld_key(config: OpenAITargetConfig, env: Mapping[str, str | None]) -> str | None:
-    """Why a key that is set will not be sent (None when it is sent, or when none is set)."""
-    return withheld_key_reason(config, env) if env.get(config.api_key_env) else None
+class Connection(NamedTuple):
+    """Where a target's requests go and with which key; ``withheld_key`` says why a key that is set
+    is not sent (key_policy.py), for the error rows of calls that then fail."""
+
+    api_key: str | None
+    base_url: str | None
+    withheld_key: str | None = None
+
+
+def connection(config: OpenAITargetConfig, env: Mapping[str, str | None]) -> Connection:
+    """A target's connection from the given environment view; the key is None when the target may
+    not send it there (key_policy.withheld_key_reason)."""
+    base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None
+    key = env.get(config.api_key_env) or None
+    reason = withheld_key_reason(config, env)
+    if reason is None:
+        return Connection(key, base_url)
+    return Connection(None, base_url, reason if key else None)
 
 
 def resolve_connection(
     config: OpenAITargetConfig, env: Mapping[str, str | None]
 ) -> tuple[str | None, str | None]:
-    """(api_key, base_url) for a target from the given environment view; the key is None when the
-    target may not send it there (key_policy.withheld_key_reason)."""
-    base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None
-    if withheld_key_reason(config, env) is not None:
-        return None, base_url
-    return env.get(config.api_key_env) or None, base_url
+    """(api_key, base_url) of ``connection``."""
+    api_key, base_url, _ = connection(config, env)
+    return api_key, base_url
