@@ -134,8 +134,9 @@ def read_recipe(file: Path) -> Recipe:
     plugins = _plugins(reader, block, default_n, language)
     unread = sorted(str(k) for k in block if k not in REDTEAM_KEYS)
     if unread:
+        concurrency = "; requests are made one at a time" if "maxConcurrency" in unread else ""
         warnings.append(f"{file}: redteam.{', redteam.'.join(unread)}: not applied by generation here "
-                        "(requests are made one at a time; kept in the written file)")
+                        f"(kept in the written file{concurrency})")
     strategies, targeted, basic = _strategies(reader, block, warnings)
     inject_var = _inject_var(reader, raw, block, warnings)
     provider = _provider(reader, block)
