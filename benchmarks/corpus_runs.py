@@ -26,8 +26,8 @@ from pathlib import Path
 import duckdb
 
 from eval_pipelines.cli import main
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
 from tests.support.fake_openai import FakeOpenAIServer
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "promptfoo_examples"

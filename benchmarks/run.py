@@ -108,8 +108,8 @@ def machine() -> dict[str, str]:
 # ---- figure 1 and 7: the model stage in process -------------------------------
 
 def _loaded(project: Path, n: int):  # noqa: ANN202
-    from eval_pipelines.project import ProjectPaths
-    from eval_pipelines.spec.loader import load_skill
+    from eval_pipelines.pipeline.project import ProjectPaths
+    from eval_pipelines.formats.loader import load_skill
 
     paths = ProjectPaths.from_root(project, str(project / ".data" / "unused.duckdb"))
     return load_skill(project / "skills" / suites.skill_name(n) / suites.BENCH_VERSION,
@@ -373,7 +373,7 @@ def grading_throughput(cases: int, trials: int, repeats: int, work: Path) -> dic
     import pandas as pd
 
     from eval_pipelines.grading.dispatch import agrade_outputs, grade_frame
-    from eval_pipelines.spec.models import Assertion, Message, Suite, TestCase
+    from eval_pipelines.suite.models import Assertion, Message, Suite, TestCase
     from eval_pipelines.store import tables
     from eval_pipelines.store.connection import Partition, connect, read_partition, replace_partition
 

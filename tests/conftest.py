@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     opt-in themselves (tests/run/test_sandbox_levels.py, test_sandbox.py)."""
     import os
 
-    from eval_pipelines.run.sandbox_isolation import ENV_ALLOW, choose_isolation
+    from eval_pipelines.run.sandbox.isolation import ENV_ALLOW, choose_isolation
 
     isolation = choose_isolation()
     if not isolation.strong and ENV_ALLOW not in os.environ:

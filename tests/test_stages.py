@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from eval_pipelines.checks import CHECKS
-from eval_pipelines.project import ProjectPaths
-from eval_pipelines.stages import STAGE_NAMES, StageContext, run_stages
+from eval_pipelines.pipeline.checks import CHECKS
+from eval_pipelines.pipeline.project import ProjectPaths
+from eval_pipelines.pipeline.stages import STAGE_NAMES, StageContext, run_stages
 from eval_pipelines.store.connection import connect, read_partition
 from eval_pipelines.store.partition import Partition
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from eval_pipelines.spec.models import Suite
+from eval_pipelines.suite.models import Suite
 
 COUNT = "__count"
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {

@@ -13,7 +13,7 @@ from math import comb
 from statistics import median
 from typing import Iterable
 
-from eval_pipelines.spec.models import PASS_THRESHOLD
+from eval_pipelines.suite.models import PASS_THRESHOLD
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

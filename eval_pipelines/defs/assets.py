@@ -20,12 +20,12 @@ from typing import Iterator
 
 import dagster as dg
 
-from eval_pipelines.checks import CHECKS, CheckResult, checks_for
+from eval_pipelines.pipeline.checks import CHECKS, CheckResult, checks_for
 from eval_pipelines.defs.metadata import as_metadata, table_metadata
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.pipeline.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
 from eval_pipelines.store.connection import connect
 
 GROUP = "evaluation"

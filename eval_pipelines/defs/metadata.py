@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 
-from eval_pipelines.stages import FilePath, Markdown
+from eval_pipelines.pipeline.stages import FilePath, Markdown
 
 
 def metadata_value(value: Any) -> Any:

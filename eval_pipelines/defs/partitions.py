@@ -21,7 +21,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from eval_pipelines.spec.package import partition_key_problem
+from eval_pipelines.suite.package import partition_key_problem
 from eval_pipelines.store.partition import Partition
 
 START_DATE_VARIABLE = "EVAL_PIPELINES_START_DATE"

@@ -10,7 +10,7 @@ from typing import Iterator, Mapping
 import dagster as dg
 import duckdb
 
-from eval_pipelines.project import ProjectPaths
+from eval_pipelines.pipeline.project import ProjectPaths
 from eval_pipelines.store.connection import connect
 
 

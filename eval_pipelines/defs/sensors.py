@@ -16,8 +16,8 @@ import dagster as dg
 from eval_pipelines.defs.jobs import evaluate_skill_version
 from eval_pipelines.defs.partitions import partition_key_for, skill_versions
 from eval_pipelines.defs.resources import EvalProject, EvalStore
-from eval_pipelines.project import discover_skill_versions
-from eval_pipelines.spec.package import partition_key_problem
+from eval_pipelines.pipeline.project import discover_skill_versions
+from eval_pipelines.suite.package import partition_key_problem
 
 
 @dg.sensor(job=evaluate_skill_version, minimum_interval_seconds=30,

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Generic, L
 
 from pydantic import BaseModel, ConfigDict
 
-from eval_pipelines.spec.models import TestCase
+from eval_pipelines.suite.models import TestCase
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
-    from eval_pipelines.run.tracing import OutputTrace
+    from eval_pipelines.run.tracing.spans import OutputTrace
 
 GradeStatus = Literal["graded", "error", "not_evaluated", "pending_human"]
 # Who grades: code (deterministic or executed), a model (judge or embeddings), or people.

@@ -28,8 +28,8 @@ import pandas as pd
 from eval_pipelines.grading.base import CompareItem, Grade, GradeInput, GradingContext, Measurements, Outcome
 from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.spec.assertions import COMMON_FIELDS
-from eval_pipelines.spec.models import Assertion, Suite, TestCase, with_answers
+from eval_pipelines.suite.assertions import COMMON_FIELDS
+from eval_pipelines.suite.models import Assertion, Suite, TestCase, with_answers
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge

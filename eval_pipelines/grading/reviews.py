@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from eval_pipelines.grading.base import output_hash
-from eval_pipelines.spec.errors import SpecError, SpecErrors
-from eval_pipelines.spec.source import read_text
+from eval_pipelines.suite.errors import SpecError, SpecErrors
+from eval_pipelines.suite.source import read_text
 
 QUEUE_COLUMNS = ["review_id", "skill_version", "test_id", "target", "trial", "output_hash",
                  "input", "output", "rubric", "scale", "rater", "rating", "comment"]

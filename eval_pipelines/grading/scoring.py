@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 from eval_pipelines.grading.base import Grade, GradingContext
 from eval_pipelines.grading.dispatch import agrade_outputs
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.spec.models import PASS_THRESHOLD, Suite, gate_minimum
+from eval_pipelines.suite.models import PASS_THRESHOLD, Suite, gate_minimum
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge

@@ -3,8 +3,8 @@ self-contained HTML).
 
 Modules: ``data`` (load from DuckDB into ``records``), ``files`` (render and
 write), ``summary`` (short Markdown for the UI), ``json_report``,
-``markdown``, ``html`` (+ ``html_*``), ``cli_report`` (``eval-pipelines
-report``). Import them directly; this package imports nothing heavy on its own.
+``markdown``, ``html/`` (the HTML report, a module per section), ``junit``.
+``eval-pipelines report`` is ``eval_pipelines.cli.report``. Import them directly; this package imports nothing heavy on its own.
 """
 
 # `--against none`: a report without comparison. Here, not in `comparison`, so that

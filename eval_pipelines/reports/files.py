@@ -22,7 +22,7 @@ def renderer(fmt: str) -> Callable[[ReportData], str]:
         from eval_pipelines.reports.markdown import render_markdown
 
         return render_markdown
-    from eval_pipelines.reports.html import render_html
+    from eval_pipelines.reports.html.page import render_html
 
     return render_html
 

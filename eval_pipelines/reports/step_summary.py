@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 from eval_pipelines.store.partition import Partition
 

@@ -192,7 +192,7 @@ class CachedTarget:
                 # promptfoo's provider looks its cache up inside the call's GenAI span: a hit
                 # still has its span, marked `promptfoo.cache_hit`.
                 from eval_pipelines.run.targets.genai_span import genai_span
-                from eval_pipelines.run.tracing import OutputTrace, now_ns, parse_traceparent
+                from eval_pipelines.run.tracing.spans import OutputTrace, now_ns, parse_traceparent
 
                 at = now_ns()
                 body = {"model": self._config.model, "temperature": self._config.temperature,

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
-from eval_pipelines.spec.models import Suite, TestCase, with_answers
+from eval_pipelines.suite.models import Suite, TestCase, with_answers
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import (
@@ -24,7 +24,7 @@ from eval_pipelines.run.targets.config import (
     resolve_connection,
 )
 from eval_pipelines.run.targets.replay import ReplayTarget
-from eval_pipelines.run.trace_context import traced_request, with_trace
+from eval_pipelines.run.tracing.context import traced_request, with_trace
 
 if TYPE_CHECKING:
     from eval_pipelines.run.cache import ResponseCache
@@ -66,7 +66,7 @@ def _wants_logprobs(assertions: list) -> bool:
 
 
 def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
-    from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, merge_tools
+    from eval_pipelines.suite.models import DEFAULT_MAX_STEPS, merge_tools
 
     settings = case.model_settings.model_dump(exclude_none=True) if case.model_settings else None
     if _wants_logprobs(case.assertions):

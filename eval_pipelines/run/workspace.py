@@ -17,8 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval_pipelines.spec.models import Suite, WorkspaceRepo, WorkspaceScript
-from eval_pipelines.run.sandbox_isolation import scrubbed_environment
+from eval_pipelines.suite.models import Suite, WorkspaceRepo, WorkspaceScript
+from eval_pipelines.run.sandbox.isolation import scrubbed_environment
 from eval_pipelines.run.targets.command import SECRET_NAME as _SECRET_NAME
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -42,7 +42,7 @@ def run_script(step: str, script: WorkspaceScript, cwd: Path, env: dict[str, str
     do in the package, the variables ``env`` names (``EVAL_WORKSPACE``, the
     setup's ``environment``; secret-looking names dropped) and no network.
     """
-    from eval_pipelines.run.sandbox import run_sandboxed
+    from eval_pipelines.run.sandbox.runner import run_sandboxed
 
     if not script.script:
         return

@@ -24,14 +24,14 @@ from eval_pipelines.grading.dispatch import GRADE_COLUMNS
 from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
-from eval_pipelines.run.tracing import OutputTrace, spans_from_json, spans_to_json
-from eval_pipelines.spec.models import Suite
+from eval_pipelines.run.tracing.spans import OutputTrace, spans_from_json, spans_to_json
+from eval_pipelines.suite.models import Suite
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
 
 if TYPE_CHECKING:
     from eval_pipelines.analysis.regression import Comparison, RegressionPolicy
-    from eval_pipelines.spec.loader import LoadedSkill
+    from eval_pipelines.formats.loader import LoadedSkill
 
 _TARGETS = TypeAdapter(list[TargetConfig])
 

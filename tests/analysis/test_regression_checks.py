@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import duckdb
 
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
-from eval_pipelines.checks import CHECKS, no_hidden_breakage, no_regression
-from eval_pipelines.project import ProjectPaths
+from eval_pipelines.pipeline.checks import CHECKS, no_hidden_breakage, no_regression
+from eval_pipelines.pipeline.project import ProjectPaths
 from eval_pipelines.reports.comparison import significance, verdict_flags, verdict_notes
 from eval_pipelines.reports.summary import regression_markdown, regression_summary
-from eval_pipelines.stages import StageContext
+from eval_pipelines.pipeline.stages import StageContext
 from eval_pipelines.store import tables
 from eval_pipelines.store.connection import connect, replace_partition
 from eval_pipelines.store.partition import Partition

@@ -3,7 +3,7 @@
 Each test builds a small project (``targets.yaml`` pointing at the local fake
 OpenAI server, one skill), runs ``eval-pipelines run`` through ``main([...])``
 and reads the effect back from DuckDB, from the fake server's recorded
-requests, or from the reports it wrote. ``tests/spec/test_field_contract.py``
+requests, or from the reports it wrote. ``tests/formats/test_field_contract.py``
 names these tests as the evidence for each field.
 """
 

@@ -23,7 +23,7 @@ from eval_pipelines.defs.assets import ASSETS
 from eval_pipelines.defs.partitions import skill_versions
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 from eval_pipelines.store.connection import TABLES, connect
-from eval_pipelines.stages import STAGE_NAMES
+from eval_pipelines.pipeline.stages import STAGE_NAMES
 from tests.support.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow

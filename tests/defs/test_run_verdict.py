@@ -10,7 +10,7 @@ import pytest
 
 from eval_pipelines.definitions import build_definitions
 from eval_pipelines.defs.partitions import skill_versions
-from eval_pipelines.stages import STAGE_NAMES
+from eval_pipelines.pipeline.stages import STAGE_NAMES
 
 SUITE = """\
 name: {name}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from eval_pipelines.grading.registry import _BY_NAME, known_types
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "assertions.md"
 TEXT = DOC.read_text(encoding="utf-8")

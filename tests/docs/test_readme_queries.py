@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.project import ProjectPaths
-from eval_pipelines.stages import StageContext, run_stages
+from eval_pipelines.pipeline.project import ProjectPaths
+from eval_pipelines.pipeline.stages import StageContext, run_stages
 from eval_pipelines.store.connection import connect
 from eval_pipelines.store.partition import Partition
 

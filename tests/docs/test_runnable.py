@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_skill, load_suite
-from eval_pipelines.spec.package import SUITE_CANDIDATES
-from eval_pipelines.spec.paths import PathPolicy
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_skill, load_suite
+from eval_pipelines.suite.package import SUITE_CANDIDATES
+from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.run.targets.config import load_targets_file
 
 PROJECT = Path(__file__).resolve().parents[2]

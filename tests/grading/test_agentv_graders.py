@@ -11,7 +11,7 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from tests.grading.test_model_graded import grade as judged, prompt_of, script
 from tests.support.fake_openai import FakeOpenAIServer
 

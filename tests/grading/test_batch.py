@@ -19,7 +19,7 @@ from eval_pipelines.grading.registry import get_grader, known_types
 from eval_pipelines.grading.dispatch import grade_output
 from eval_pipelines.grading.dispatch import grade_frame
 from eval_pipelines.store.tables import decode_outputs
-from eval_pipelines.spec.models import Assertion, Message, Suite, TestCase
+from eval_pipelines.suite.models import Assertion, Message, Suite, TestCase
 from eval_pipelines.store.connection import Partition
 
 ALPHABET = ["ok", "OK", "Ok", "yes", "no", " ", "\t", "\r\n", "\n", "\r", "\u00a0", "\u2003",
@@ -123,8 +123,7 @@ def test_grade_rows_mixes_batch_and_per_output_grades_in_order() -> None:
 def test_html_report_lists_every_failure_and_change_first_when_cases_exceed_the_limit(monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from eval_pipelines.reports import html_results
-
+    from eval_pipelines.reports.html import results as html_results
     monkeypatch.setattr(html_results, "HTML_CASE_LIMIT", 4)
     cases = [SimpleNamespace(test_id=f"c{i}", outcome="pass", change="same") for i in range(10)]
     cases[7].outcome, cases[8].change, cases[9].outcome = "fail", "now_passing", "error"

@@ -10,10 +10,10 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput, Measurements
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.spec.assertions import parse_assertion
-from eval_pipelines.spec.errors import SpecError
-from eval_pipelines.spec.models import Assertion, Message, TestCase
-from eval_pipelines.spec.source import Document
+from eval_pipelines.suite.assertions import parse_assertion
+from eval_pipelines.suite.errors import SpecError
+from eval_pipelines.suite.models import Assertion, Message, TestCase
+from eval_pipelines.suite.source import Document
 from pathlib import Path
 
 

@@ -19,7 +19,7 @@ from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.graders.function_output import compare, extract_code
 from eval_pipelines.grading.registry import ValidationError, canonical_type, parse_params
 from eval_pipelines.grading.dispatch import Grade, grade_output
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "executed"
 ANSWERS = FIXTURES / "answers"

@@ -10,7 +10,7 @@ import pytest
 from eval_pipelines.grading import registry
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 
 
 def _case(expected: Any = None) -> TestCase:

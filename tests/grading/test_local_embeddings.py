@@ -17,7 +17,7 @@ from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import Grade, agrade_output
 from eval_pipelines.grading.judge import OpenAIJudge
 from eval_pipelines.run.targets.config import OpenAITargetConfig
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from tests.support.fake_openai import FakeOpenAIServer
 
 REFERENCE = "The invoice total is 42 euros, due at the end of the month."

@@ -21,7 +21,7 @@ from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.graders.llm_judge import CREATIVE_PROFILE_RUBRIC
 from eval_pipelines.grading.dispatch import Grade, agrade_output
 from eval_pipelines.grading.judge import OpenAIJudge
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from eval_pipelines.run.targets.config import OpenAITargetConfig
 from tests.support.fake_openai import FakeOpenAIServer, _embedding, last_user_message
 

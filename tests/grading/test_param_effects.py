@@ -1,4 +1,4 @@
-"""Assertion parameters whose effect no other test showed (tests/spec/field_contract.yaml names
+"""Assertion parameters whose effect no other test showed (tests/formats/field_contract.yaml names
 these): each test flips the parameter and shows the grade change, or shows the stored
 "accepted, not used" warning for a parameter a grader cannot apply."""
 
@@ -17,8 +17,8 @@ from eval_pipelines.grading.base import Grade, GradeInput, Measurements
 from eval_pipelines.grading.dispatch import agrade_output, grade_output
 from eval_pipelines.grading.judge import OpenAIJudge
 from eval_pipelines.run.targets.config import OpenAITargetConfig
-from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from tests.support.fake_openai import FakeOpenAIServer
 
 
@@ -218,7 +218,7 @@ def test_regression_effect_rule_case_fdr_and_case_labels_reach_the_policy(tmp_pa
     """The suite's regression settings, read as the regression stage reads them, change its verdicts."""
     from eval_pipelines.analysis.metrics import TrialResult
     from eval_pipelines.analysis.regression import compare
-    from eval_pipelines.stages import regression_policy
+    from eval_pipelines.pipeline.stages import regression_policy
 
     def trials(spec: dict[str, tuple[int, int]]) -> list[TrialResult]:
         return [TrialResult(t, "m", k, "graded", "pass" if k < passes else "fail", 1.0 if k < passes else 0.0,

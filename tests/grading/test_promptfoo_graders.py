@@ -12,8 +12,8 @@ import pytest
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
 from eval_pipelines.grading.graders._text_metrics import bleu, levenshtein, rouge_n
-from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.models import Message, TestCase, ToolSpec
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.models import Message, TestCase, ToolSpec
 
 WEATHER = ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"location": {"type": "string"}},
                                                    "required": ["location"]})

@@ -15,7 +15,7 @@ from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import agrade_output
 from eval_pipelines.grading.judge import OpenAIJudge
 from eval_pipelines.run.targets.config import OpenAITargetConfig
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.formats.loader import load_suite
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"
@@ -226,7 +226,7 @@ def test_max_score_weights_apply_to_every_assertion_of_a_type_as_written(
     ("{type: max-score, value: {weights: {contains: high}}}", "`value.weights` must map assertion types to numbers"),
 ])
 def test_compare_assertions_that_cannot_be_honoured_are_refused(tmp_path: Path, assertion: str, message: str) -> None:
-    from eval_pipelines.spec.errors import SpecErrors
+    from eval_pipelines.suite.errors import SpecErrors
 
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(f"prompts: [a, b]\nproviders: [openai:chat:m]\ntests:\n  - assert:\n      - {assertion}\n")
@@ -238,7 +238,7 @@ def test_compare_assertions_that_cannot_be_honoured_are_refused(tmp_path: Path, 
 def test_select_best_with_one_output_is_an_error_grade_for_it() -> None:
     from eval_pipelines.grading.base import CompareItem, Grade
     from eval_pipelines.grading.graders.select_best import SelectBest, SelectBestParams
-    from eval_pipelines.spec.models import Message, TestCase
+    from eval_pipelines.suite.models import Message, TestCase
 
     inp = GradeInput(case=TestCase(id="t", input=[Message(content="q")]), output="only one")
     (outcome,) = asyncio.run(SelectBest().acompare(SelectBestParams(criteria="best"),
@@ -329,7 +329,7 @@ def test_openai_embedding_and_chat_providers_grade_in_place_of_the_suite_judge(t
     ("./missing.js", "missing.js"),
 ])
 def test_grading_providers_we_cannot_honour_are_refused(tmp_path: Path, provider: str, message: str) -> None:
-    from eval_pipelines.spec.errors import SpecErrors
+    from eval_pipelines.suite.errors import SpecErrors
 
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text("prompts: [a]\nproviders: [openai:chat:m]\ntests:\n  - assert:\n"

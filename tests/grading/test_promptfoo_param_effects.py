@@ -1,4 +1,4 @@
-"""Parameters of the promptfoo graders whose effect no other test showed (tests/spec/field_contract.yaml
+"""Parameters of the promptfoo graders whose effect no other test showed (tests/formats/field_contract.yaml
 names these): each test flips one parameter and shows the verdict change."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from eval_pipelines.grading.base import Grade, GradeInput
 from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
-from eval_pipelines.spec.models import Message, TestCase
+from eval_pipelines.suite.models import Message, TestCase
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="`node` is not on PATH")
 

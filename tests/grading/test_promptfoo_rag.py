@@ -16,8 +16,8 @@ from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import agrade_output
 from eval_pipelines.grading.judge import OpenAIJudge
 from eval_pipelines.run.targets.config import OpenAITargetConfig
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"

@@ -18,7 +18,7 @@ from eval_pipelines.grading.graders._judging import calibrate
 from eval_pipelines.grading.graders.semantic_sim import dot_product, euclidean
 from eval_pipelines.grading.judge import OpenAIJudge
 from eval_pipelines.run.targets.config import OpenAITargetConfig
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from tests.grading.test_model_graded import pair_with_similarity
 from tests.support.fake_openai import FakeOpenAIServer, _embedding
 
@@ -316,7 +316,7 @@ def test_tool_loop_run_feeds_f1_step_count_and_finish_reason(fake_openai: FakeOp
     from eval_pipelines.grading.dispatch import grade_input, grade_output
     from eval_pipelines.run.targets.base import TargetRequest
     from eval_pipelines.run.targets.openai_compat import OpenAITarget
-    from eval_pipelines.spec.models import ToolSpec
+    from eval_pipelines.suite.models import ToolSpec
 
     fake_openai.script = [
         {"tool_calls": [{"name": "search_orders", "arguments": {"id": 7}},

@@ -10,7 +10,7 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
-from eval_pipelines.spec.models import Message, TestCase
+from eval_pipelines.suite.models import Message, TestCase
 
 
 def grade(raw: dict, output: str):
@@ -268,7 +268,7 @@ def test_contains_sql_reads_the_first_fence() -> None:
 
 
 def test_is_sql_bad_parameters_are_error_grades() -> None:
-    # (the loader refuses them first: tests/spec/test_promptfoo_text_types.py)
+    # (the loader refuses them first: tests/formats/test_promptfoo_text_types.py)
     for raw, needle in (({"type": "is_sql", "database_type": "DB2"}, "databaseType 'DB2' is not supported"),
                         ({"type": "is_sql", "allowed_tables": ["(select"]}, "'(select' is not a regular expression")):
         g = grade(raw, "SELECT 1")

@@ -9,8 +9,8 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
-from eval_pipelines.run.tracing import OutputTrace, Span
-from eval_pipelines.spec.models import Message, TestCase
+from eval_pipelines.run.tracing.spans import OutputTrace, Span
+from eval_pipelines.suite.models import Message, TestCase
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 MS = 1_000_000

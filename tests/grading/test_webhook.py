@@ -13,7 +13,7 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import assertion_from_raw, grade_output
-from eval_pipelines.spec.models import Message, TestCase
+from eval_pipelines.suite.models import Message, TestCase
 
 
 class Hook:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from eval_pipelines.redteam.generate import generate
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.formats.promptfoo.redteam.generate import generate
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "promptfoo_examples"

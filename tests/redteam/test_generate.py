@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.run.targets import openai_compat
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.formats.loader import load_suite
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 
 PURPOSE = "Support-ticket assistant for agent Alex; it answers only from Alex's tickets."

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
 

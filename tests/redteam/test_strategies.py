@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval_pipelines.redteam import strategies as S
-
-
+from eval_pipelines.formats.promptfoo.redteam import strategies as S
 @pytest.mark.parametrize(("strategy", "text", "expected"), [
     ("base64", "Hello", "SGVsbG8="),
     ("base64", "é", "w6k="),  # UTF-8 bytes C3 A9

@@ -16,7 +16,7 @@ bomb and the truncated zip are never committed) and goes through
 A representative subset (``DAGSTER_CASES``) also runs as a Dagster job: the run
 fails at ``eval_suite`` with a message naming the file and the problem.
 The spec-file corpus in ``tests/fixtures/invalid/`` (58 files,
-``tests/spec/test_invalid_corpus.py``) is the spec issue's; the cases here are in
+``tests/formats/test_invalid_corpus.py``) is the spec issue's; the cases here are in
 addition to it.
 """
 
@@ -540,7 +540,7 @@ def test_partition_keys_with_a_newline_or_pipe_registered_by_hand(tmp_path: Path
 
     from eval_pipelines.definitions import build_definitions
     from eval_pipelines.defs.partitions import skill_versions
-    from eval_pipelines.spec.package import partition_key_problem
+    from eval_pipelines.suite.package import partition_key_problem
 
     (tmp_path / "skills").mkdir()
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}

@@ -25,9 +25,9 @@ from eval_pipelines.grading.graders import comparison, function_output, text
 from eval_pipelines.grading.graders._judging import render
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.models import Assertion, Message, TestCase
-from eval_pipelines.spec.loaders.skill_tests import substitute
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.models import Assertion, Message, TestCase
+from eval_pipelines.formats.skill_tests.loader import substitute
 
 pytestmark = pytest.mark.timeout(120)
 LONG = "a" * 100_000 + "!"

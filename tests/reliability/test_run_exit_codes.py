@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 
 from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 
 pytestmark = pytest.mark.timeout(180)

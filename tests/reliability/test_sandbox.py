@@ -30,8 +30,8 @@ import pytest
 
 from eval_pipelines.grading.base import GradeInput
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.run.sandbox import BUBBLEWRAP, ENV_ALLOW, NAMESPACES, SUBPROCESS, OPEN_FILES_LIMIT, run_sandboxed
-from eval_pipelines.spec.models import Assertion, Message, TestCase
+from eval_pipelines.run.sandbox.runner import BUBBLEWRAP, ENV_ALLOW, NAMESPACES, SUBPROCESS, OPEN_FILES_LIMIT, run_sandboxed
+from eval_pipelines.suite.models import Assertion, Message, TestCase
 from eval_pipelines.store.connection import connect
 
 pytestmark = pytest.mark.timeout(120)

@@ -28,9 +28,10 @@ import pytest
 from tests.support.demo import DEMO_TEST_TIMEOUT_S
 
 from eval_pipelines.analysis.metrics import TrialResult, case_metrics, suite_metrics
-from eval_pipelines.reports import cli_report, files
+from eval_pipelines.reports import files
+from eval_pipelines.cli import report as cli_report
 from eval_pipelines.reports.data import ReportError, grader_family, load_report
-from eval_pipelines.reports.html import diff_rows, render_html
+from eval_pipelines.reports.html.page import diff_rows, render_html
 from eval_pipelines.reports.json_report import build_report, recommendations, report_schema, validate_report
 from eval_pipelines.reports.markdown import render_markdown, render_markdown_summary
 from eval_pipelines.store.views import MARKER_VIEW, VIEWS, ensure_views, install_views
@@ -571,7 +572,7 @@ def test_partition_reports_and_their_dagster_metadata(widget_db: Path, tmp_path:
     import dagster as dg
 
     from eval_pipelines.defs.metadata import as_metadata
-    from eval_pipelines.stages import FilePath, Markdown
+    from eval_pipelines.pipeline.stages import FilePath, Markdown
     from eval_pipelines.store.partition import Partition
 
     written, summary = files.write_partition_reports(widget_db, Partition("2026-01-02", "widget@1.1.0"), tmp_path)
@@ -603,7 +604,7 @@ def report_command() -> list[str]:
 
     parser = build_parser()
     registered = any(getattr(a, "choices", None) and "report" in a.choices for a in parser._actions)  # noqa: SLF001
-    return [sys.executable, "-m", "eval_pipelines.cli" if registered else "eval_pipelines.reports.cli_report"]
+    return [sys.executable, "-m", "eval_pipelines.cli" if registered else "eval_pipelines.cli.report"]
 
 
 @pytest.mark.slow

@@ -18,9 +18,9 @@ from eval_pipelines.grading.scoring import grade_outputs
 from eval_pipelines.run.engine import _request, run_model_phase
 from eval_pipelines.grading.base import GradeInput, Measurements
 from eval_pipelines.grading.dispatch import grade_output
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.models import (
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.models import (
     Assertion, CannedResult, Message, Suite, TestCase, ToolSpec, merge_tools,
 )
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest

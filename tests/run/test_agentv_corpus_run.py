@@ -16,7 +16,7 @@ import pytest
 from eval_pipelines.cli import EXIT_INVALID, main
 from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import FakeOpenAIServer, last_user_message
-from tests.spec.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpolated, load, package_of, \
+from tests.formats.test_agentv_corpus import CORPUS, ENV, REFUSED, SUITES, _interpolated, load, package_of, \
     written_inputs
 
 ACCEPTED = [s for s in SUITES if str(s.relative_to(CORPUS)) not in REFUSED]

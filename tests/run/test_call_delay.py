@@ -13,9 +13,9 @@ import pytest
 from eval_pipelines.run import engine
 from eval_pipelines.run.engine import collect_outputs
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.loader import load_suite
-from eval_pipelines.spec.models import Execution, Message, Settings, Suite, TestCase
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.models import Execution, Message, Settings, Suite, TestCase
 from tests.support.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.timeout(120)

@@ -14,7 +14,7 @@ import pytest
 
 from eval_pipelines.grading.scoring import grade_outputs
 from eval_pipelines.run.engine import collect_outputs, run_model_phase
-from eval_pipelines.spec.models import Assertion, Execution, Message, Settings, Suite, TestCase, Trials
+from eval_pipelines.suite.models import Assertion, Execution, Message, Settings, Suite, TestCase, Trials
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import CommandTargetConfig, ReplayTargetConfig
 
@@ -272,7 +272,7 @@ def test_a_target_that_raises_still_yields_an_error_output() -> None:
 
 
 def test_core_modules_do_not_import_dagster() -> None:
-    code = ("import sys, eval_pipelines.run.engine, eval_pipelines.stages, eval_pipelines.spec.loader, "
+    code = ("import sys, eval_pipelines.run.engine, eval_pipelines.pipeline.stages, eval_pipelines.formats.loader, "
             "eval_pipelines.store.connection, eval_pipelines.analysis.metrics, eval_pipelines.analysis.gates; "
             "bad = sorted(m for m in sys.modules if m == 'dagster' or m.startswith('dagster.')); "
             "print(bad); sys.exit(1 if bad else 0)")
@@ -299,7 +299,7 @@ class _Answering:
 
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_a_conversation_turn_is_sent_with_the_earlier_answers_of_its_target_and_trial(concurrency: int) -> None:
-    from eval_pipelines.spec.models import output_mark
+    from eval_pipelines.suite.models import output_mark
 
     first = case("a", "hi")
     second = TestCase(id="b", input=[Message(content="hi"), Message(role="assistant", content=output_mark("a")),

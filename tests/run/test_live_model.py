@@ -17,8 +17,8 @@ import dagster as dg
 import pytest
 
 from eval_pipelines.cli import main
-from eval_pipelines.cli_demo_model import SKILL_VERSION, missing_packages
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.cli.demo_model import SKILL_VERSION, missing_packages
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 
 PROJECT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import openai
 import pytest
 
 import eval_pipelines.run.targets.openai_compat as openai_compat
-from eval_pipelines.spec.models import Message
+from eval_pipelines.suite.models import Message
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig
 from eval_pipelines.run.targets.openai_compat import OpenAITarget

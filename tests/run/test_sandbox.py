@@ -1,4 +1,4 @@
-"""eval_pipelines.run.sandbox: timeouts, memory, leftover children, environment, files.
+"""eval_pipelines.run.sandbox.runner: timeouts, memory, leftover children, environment, files.
 
 These run real processes at the level the sandbox picks here (``namespaces``
 as root, bubblewrap otherwise when it starts) and hold under any level.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.run.sandbox import (
+from eval_pipelines.run.sandbox.runner import (
     BUBBLEWRAP, DROPPED_UID, ENV_ALLOW, NAMESPACES, STRONG_LEVELS, SUBPROCESS, arun_sandboxed, run_sandboxed,
 )
 

@@ -28,10 +28,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from eval_pipelines.run.sandbox import (
+from eval_pipelines.run.sandbox.runner import (
     BUBBLEWRAP, DROPPED_UID, ENV_ALLOW, NAMESPACES, PROCESS_CAP, SUBPROCESS, run_sandboxed,
 )
-from eval_pipelines.run.sandbox_isolation import choose_isolation
+from eval_pipelines.run.sandbox.isolation import choose_isolation
 from tests.support.hostile import ESCAPE, FORK_BOMB, READ_ENVIRON, WRITE_AND_CONNECT, survivors, survivors_after
 
 pytestmark = pytest.mark.timeout(180)
@@ -78,7 +78,7 @@ def hostile(level: str, source: str, args: dict[str, Any], **kw: Any) -> tuple[d
 
 def test_the_key_in_the_pipelines_start_up_environment_is_out_of_reach(level: str) -> None:
     """The pipeline process starts with the key; the sandboxed program hunts for it in /proc."""
-    program = (f"import json, sys\nfrom eval_pipelines.run.sandbox import run_sandboxed\n"
+    program = (f"import json, sys\nfrom eval_pipelines.run.sandbox.runner import run_sandboxed\n"
                f"r = run_sandboxed([{python_for(level)!r}, '-c', sys.argv[1]], stdin=b'', timeout_s=30)\n"
                f"print(json.dumps([r.isolation, r.returncode, r.error, r.stdout_text()]))\n")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "OPENAI_API_KEY": CANARY,
@@ -190,7 +190,7 @@ def test_network_is_an_explicit_opt_in(level: str, listener: tuple[int, list[byt
 
 UNPRIVILEGED_DRIVER = r'''
 import json, os, sys
-from eval_pipelines.run.sandbox import run_sandboxed
+from eval_pipelines.run.sandbox.runner import run_sandboxed
 from tests.support.hostile import ESCAPE, FORK_BOMB, READ_ENVIRON
 marker = os.environ["MARKER"]
 out = {}

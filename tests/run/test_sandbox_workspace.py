@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.run.sandbox_isolation import choose_isolation
+from eval_pipelines.run.sandbox.isolation import choose_isolation
 from eval_pipelines.run.workspace import WorkspaceError, prepare, teardown
-from eval_pipelines.spec.models import Message, Suite, TestCase, Workspace, WorkspaceScript
+from eval_pipelines.suite.models import Message, Suite, TestCase, Workspace, WorkspaceScript
 from tests.support.hostile import READ_ENVIRON, survivors_after
 
 pytestmark = pytest.mark.timeout(120)
@@ -77,7 +77,7 @@ def test_a_hunting_setup_script_cannot_see_the_pipelines_key(tmp_path: Path, str
     package.mkdir()
     (package / "hunt.py").write_text(READ_ENVIRON + "open('hunt.json', 'w').write(json.dumps(found))\n")
     program = ("import sys\nfrom pathlib import Path\nfrom eval_pipelines.run.workspace import prepare\n"
-               "from eval_pipelines.spec.models import *\n"
+               "from eval_pipelines.suite.models import *\n"
                "s = Suite(name='ws', format='eval-yaml', source_file='e', tests=[TestCase(id='a', "
                "input=[Message(content='x')])], workspace=Workspace(setup=WorkspaceScript(script=['python', "
                "'hunt.py'])))\nprepare(s, Path(sys.argv[1]), Path(sys.argv[2]))\n")

@@ -12,7 +12,7 @@ import pytest
 from eval_pipelines.store.tables import StoredSuite
 from tests.support.stages import model_outputs, run_suite
 from eval_pipelines.analysis.metrics import pass_at_k, pass_hat_k
-from eval_pipelines.spec.loader import load_suite
+from eval_pipelines.formats.loader import load_suite
 from eval_pipelines.store.connection import Partition, connect
 from eval_pipelines.run.targets import openai_compat
 from eval_pipelines.run.targets.config import CommandTargetConfig, OpenAITargetConfig
@@ -205,7 +205,7 @@ def test_failing_setup_turns_every_case_into_an_error_row(tmp_path: Path) -> Non
 def test_the_core_does_not_import_dagster() -> None:
     import subprocess
 
-    code = "import sys, eval_pipelines.stages, eval_pipelines.run.cache; print('dagster' in sys.modules)"
+    code = "import sys, eval_pipelines.pipeline.stages, eval_pipelines.run.cache; print('dagster' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,5 +1,5 @@
-"""Trace data (run/tracing.py) and the OTLP receiver run in a script provider's sandbox
-(run/otlp_sandbox.py): decoding as promptfoo's otlpReceiver.ts does, redaction, 415s."""
+"""Trace data (run/tracing/spans.py) and the OTLP receiver run in a script provider's sandbox
+(run/tracing/otlp_receiver.py): decoding as promptfoo's otlpReceiver.ts does, redaction, 415s."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import base64
 import json
 from pathlib import Path
 
-from eval_pipelines.run import otlp_sandbox
+from eval_pipelines.run.tracing import otlp_receiver as otlp_sandbox
 from eval_pipelines.run.targets.base import TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import CommandTargetConfig
-from eval_pipelines.run.tracing import (
+from eval_pipelines.run.tracing.spans import (
     OutputTrace, parse_traceparent, redact, spans_from_json, spans_from_otlp_json, spans_to_json, traceparent,
 )
-from eval_pipelines.spec.models import Message
+from eval_pipelines.suite.models import Message
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 PARENT = "b7ad6b7169203331"

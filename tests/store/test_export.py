@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 from eval_pipelines.store.connection import connect
 from eval_pipelines.store.export import relations
 

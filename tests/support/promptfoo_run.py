@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eval_pipelines.cli import main
-from eval_pipelines.exit_codes import ExitCode
+from eval_pipelines.analysis.exit_codes import ExitCode
 
 
 def run_config(tmp_path: Path, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001

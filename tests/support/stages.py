@@ -6,11 +6,11 @@ import asyncio
 import os
 from pathlib import Path
 
-from eval_pipelines.project import ProjectPaths
+from eval_pipelines.pipeline.project import ProjectPaths
 from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.stages import RunOptions, StageContext, run_stages
+from eval_pipelines.pipeline.stages import RunOptions, StageContext, run_stages
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.tables import StoredSuite
 

@@ -28,7 +28,7 @@ from eval_pipelines.grading.graders.text import as_text
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge, JudgeReply
-    from eval_pipelines.spec.models import TestCase
+    from eval_pipelines.suite.models import TestCase
 
 NO_JUDGE_REASON = ("no judge model configured: define a target named `judge` (type openai) "
                    "or set `judge:` in the suite (a promptfoo config grades with promptfoo's default "

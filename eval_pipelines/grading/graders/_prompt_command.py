@@ -32,7 +32,7 @@ async def prompt_from_command(spec: PromptCommand, inp: GradeInput) -> str:
     from pathlib import Path
 
     from eval_pipelines.grading.graders.code_judge import CodeJudgeParams, _payload, _Problem, _program
-    from eval_pipelines.run.sandbox import arun_sandboxed
+    from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
     params = CodeJudgeParams(command=spec.command, config=spec.config, timeout_ms=spec.timeout_ms)
     base = Path(inp.suite_dir) if inp.suite_dir is not None else Path.cwd()

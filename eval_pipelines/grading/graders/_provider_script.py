@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eval_pipelines.grading.graders.text import parse_json_output
-from eval_pipelines.run.script_runner import MARK, node_runner, python_runner, read_answer
+from eval_pipelines.run.sandbox.script_runner import MARK, node_runner, python_runner, read_answer
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import JudgeReply
@@ -61,7 +61,7 @@ class ScriptProviderJudge:
 
     def _run(self, kind: str, texts: list[str]) -> list[dict[str, Any]]:
         from eval_pipelines.grading.judge import JudgeError  # imports openai: only when graded
-        from eval_pipelines.run.sandbox import run_sandboxed
+        from eval_pipelines.run.sandbox.runner import run_sandboxed
 
         try:
             source = self.file.read_bytes()

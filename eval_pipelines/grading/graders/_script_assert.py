@@ -1,6 +1,6 @@
 """Shared runner of promptfoo's ``javascript`` and ``python`` assertions (not a grader module).
 
-The assertion's code runs in :mod:`eval_pipelines.run.sandbox` (empty working
+The assertion's code runs in :mod:`eval_pipelines.run.sandbox.runner` (empty working
 directory, no secrets, resource limits, timeout), never in-process. Inline code
 is, as in promptfoo, an expression (``output.length > 2``; one line starting
 with ``const``/``let``/``var`` returns its last statement) or, when it has a line
@@ -9,7 +9,7 @@ promptfoo's buildPythonScript; ``json`` is imported there); ``file://path[:funct
 a file copied into the sandbox (JavaScript: the module's export, or the named
 function; Python: ``get_assert``, or the named function) called with
 ``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
-``config``, and in a traced suite ``trace`` (``{traceId, spans}``, run/tracing.py).
+``config``, and in a traced suite ``trace`` (``{traceId, spans}``, run/tracing/spans.py).
 
 promptfoo's reading of the result: a boolean is the verdict (score 1 or 0); a
 number is the score, passing when it reaches ``threshold`` (or when it is above
@@ -147,7 +147,7 @@ async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: 
                default_function: str, inline_language: str = "javascript") -> tuple[bool, Any]:
     """Run promptfoo-style code (inline JavaScript, or a .js/.py file) in the sandbox:
     (True, its return value) or (False, why it failed)."""
-    from eval_pipelines.run.sandbox import arun_sandboxed
+    from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
     files: dict[str, bytes] = {}
     language = inline_language

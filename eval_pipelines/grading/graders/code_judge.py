@@ -15,7 +15,7 @@ before that)::
 
     {"score": 0.0-1.0, "passed": true, "reasoning": "...", "details": {...}}
 
-The judge runs in :mod:`eval_pipelines.run.sandbox`: an empty temporary directory
+The judge runs in :mod:`eval_pipelines.run.sandbox.runner`: an empty temporary directory
 holding only the judge file(s), no inherited secrets, resource limits, and a
 timeout. Anything that goes wrong (missing file, crash, bad JSON, timeout,
 score out of range) is an ``error`` outcome with the stderr tail; the grader
@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
-from eval_pipelines.spec.models import PASS_THRESHOLD
+from eval_pipelines.suite.models import PASS_THRESHOLD
 STDERR_TAIL_CHARS = 500
 RUNNERS = {".py": "python", ".js": "node", ".mjs": "node", ".cjs": "node", ".sh": "sh"}
 TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
@@ -85,7 +85,7 @@ class CodeJudge(Grader[CodeJudgeParams]):
         return asyncio.run(self.agrade(params, inp))
 
     async def agrade(self, params: CodeJudgeParams, inp: GradeInput) -> Outcome:
-        from eval_pipelines.run.sandbox import arun_sandboxed
+        from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
         base = Path(inp.suite_dir) if inp.suite_dir is not None else Path.cwd()
         if params.cwd:

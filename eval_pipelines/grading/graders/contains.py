@@ -8,7 +8,7 @@ from pydantic import field_validator
 
 from eval_pipelines.grading.base import BatchOutcomes, Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders.text import json_str_list
-from eval_pipelines.spec.models import TestCase
+from eval_pipelines.suite.models import TestCase
 
 
 class ContainsParams(Params):

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from eval_pipelines.grading.base import BatchOutcomes, Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders.text import as_text, json_str, normalise
-from eval_pipelines.spec.models import TestCase
+from eval_pipelines.suite.models import TestCase
 
 _SAME, _DIFFERENT = "output equals the expected value", "output differs from the expected value"
 

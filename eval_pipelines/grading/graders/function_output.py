@@ -2,7 +2,7 @@
 
 The model's answer is Python code defining ``function_name`` (or JavaScript with
 ``executor: javascript``, run under Node: see ``_javascript``). Each test case
-runs in its own sandboxed Python process (:mod:`eval_pipelines.run.sandbox`): a
+runs in its own sandboxed Python process (:mod:`eval_pipelines.run.sandbox.runner`): a
 small harness reads the case from stdin, executes the code, calls the function
 with the case's ``args``/``kwargs`` and prints ``{"result": ...}`` as its last
 stdout line. The score is the share of cases whose result matches.
@@ -219,7 +219,7 @@ def extract_code(output: str, function_name: str, executor: str = "python") -> s
 
 async def _run_case(index: int, case: FunctionCase, code: str,
                     params: FunctionOutputParams) -> dict[str, Any]:
-    from eval_pipelines.run.sandbox import arun_sandboxed
+    from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
     nonce = secrets.token_hex(8)
     stdin = json.dumps({"args": case.args, "kwargs": case.kwargs,

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from pydantic import Field
 
 from eval_pipelines.grading.base import CompareItem, Grader, GradeInput, Outcome, Params
-from eval_pipelines.run.script_runner import MARK, node_runner, python_runner, read_answer
+from eval_pipelines.run.sandbox.script_runner import MARK, node_runner, python_runner, read_answer
 
 TIMEOUT_S = 30.0
 MEMORY_MB = 1024
@@ -89,7 +89,7 @@ class ScoringFunction(Grader[ScoringFunctionParams]):
         return [await asyncio.to_thread(self._score, params, item) for item in items]
 
     def _score(self, params: ScoringFunctionParams, item: CompareItem) -> Outcome:
-        from eval_pipelines.run.sandbox import run_sandboxed
+        from eval_pipelines.run.sandbox.runner import run_sandboxed
 
         named = named_scores(item)
         components = [{"pass": g.passed, "score": g.score, "reason": g.reason,

@@ -10,7 +10,7 @@ from pydantic import field_validator, model_validator
 
 from eval_pipelines.grading.base import BatchOutcomes, Grader, GradeInput, Outcome, Params
 from eval_pipelines.grading.graders.text import json_str, json_str_list
-from eval_pipelines.spec.models import TestCase
+from eval_pipelines.suite.models import TestCase
 
 
 def _as_list(value: str | list[str]) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from eval_pipelines.run.tracing import OutputTrace
-from eval_pipelines.spec.models import DEFAULT_MAX_STEPS, Message, ToolSpec
+from eval_pipelines.run.tracing.spans import OutputTrace
+from eval_pipelines.suite.models import DEFAULT_MAX_STEPS, Message, ToolSpec
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Command: run a skill's own program with the test input on stdin.
 
 Skill packages are uploaded by others (seed 000 is a marketplace), so their
-programs are untrusted code and run in :mod:`eval_pipelines.run.sandbox`, like
+programs are untrusted code and run in :mod:`eval_pipelines.run.sandbox.runner`, like
 judges: a copy of the package folder as the working directory, the clean
 environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``, plus ``EVAL_WORKSPACE``
 and the workspace's setup variables when the suite has a workspace, which is
@@ -18,9 +18,9 @@ import shlex
 import time
 from pathlib import Path
 
-from eval_pipelines.run import otlp_sandbox
+from eval_pipelines.run.tracing import otlp_receiver as otlp_sandbox
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
-from eval_pipelines.run.tracing import OutputTrace, parse_traceparent
+from eval_pipelines.run.tracing.spans import OutputTrace, parse_traceparent
 from eval_pipelines.run.targets.config import CommandTargetConfig
 
 # Variables handed to untrusted programs are chosen by the suite; names like these are dropped anyway.
@@ -56,7 +56,7 @@ class CommandTarget:
         self.writable = (Path(workspace),) if workspace and Path(workspace).is_dir() else ()
 
     async def generate(self, request: TargetRequest) -> ModelOutput:
-        from eval_pipelines.run.sandbox import arun_sandboxed
+        from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
         started = time.perf_counter()
         timeout = min(self.timeout_s, request.timeout_s)
@@ -68,7 +68,7 @@ class CommandTarget:
                                error=f"a command target cannot take {', '.join(media)} content parts "
                                      "(its stdin is text); run this case on an OpenAI-compatible target")
         argv, env = self.argv, self.extra_env
-        if request.traceparent:  # a traced suite: promptfoo's receiver, in the sandbox (run/otlp_sandbox.py)
+        if request.traceparent:  # a traced suite: promptfoo's receiver, in the sandbox (run/tracing/otlp_receiver.py)
             argv = otlp_sandbox.wrap(self.argv, request.otlp_port, list(request.otlp_formats))
             env = {**self.extra_env, "TRACEPARENT": request.traceparent}
         result = await arun_sandboxed(

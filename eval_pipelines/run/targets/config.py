@@ -10,8 +10,8 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
-from eval_pipelines.spec.errors import SpecErrors, pydantic_errors
-from eval_pipelines.spec.source import load_document
+from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
+from eval_pipelines.suite.source import load_document
 
 
 # Names of variables holding secrets (keys, tokens, passwords), which no base URL variable may be.

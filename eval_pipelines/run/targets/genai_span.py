@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eval_pipelines.run.tracing import STATUS_ERROR, STATUS_OK, Span, new_span_id, parse_traceparent
+from eval_pipelines.run.tracing.spans import STATUS_ERROR, STATUS_OK, Span, new_span_id, parse_traceparent
 
 TRACER_NAME, TRACER_VERSION = "promptfoo.providers", "1.0.0"
 SPAN_KIND_CLIENT = 3

@@ -28,7 +28,7 @@ from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
 from eval_pipelines.run.targets.genai_span import genai_span
 from eval_pipelines.run.targets.tools import call_tool, openai_tools, parse_arguments, result_content
-from eval_pipelines.run.tracing import OutputTrace, Span, now_ns, parse_traceparent
+from eval_pipelines.run.tracing.spans import OutputTrace, Span, now_ns, parse_traceparent
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0

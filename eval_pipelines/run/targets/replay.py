@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eval_pipelines.spec.errors import SpecErrors
-from eval_pipelines.spec.source import read_text
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.suite.source import read_text
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import ReplayTargetConfig
 

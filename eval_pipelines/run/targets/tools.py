@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from eval_pipelines.spec.models import ToolSpec
+from eval_pipelines.suite.models import ToolSpec
 
 NO_CANNED_RESULT = {"error": "no canned result for these arguments"}
 

@@ -1,0 +1,196 @@
+"""Checks run after a stage, the same in the CLI and in Dagster (as asset checks).
+
+A check reads what its stage stored and says pass or fail with the numbers in
+its description; a ``blocking`` check that fails stops the stages after it
+(seed 003 blocking gates).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
+from eval_pipelines.pipeline.stages import Markdown, StageContext
+from eval_pipelines.store import tables
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    description: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Nothing to check (no thresholds declared, no baseline yet): neither a pass
+    # nor a failure. Dagster shows the check as skipped, the CLI says "skipped".
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    stage: str  # the stage (asset) it checks
+    description: str
+    evaluate: Callable[[StageContext], CheckResult]
+    blocking: bool = False
+
+
+def _thresholds_table(thresholds: dict[str, float], overall: dict[str, float], misses: set[str]) -> str:
+    table = ["| threshold | metric | value | minimum | status |", "|---|---|---|---|---|"]
+    for name, minimum in sorted(thresholds.items()):
+        metric = metric_for_threshold(name)
+        value = overall.get(metric)
+        shown = missing_reason(name, overall) if value is None else f"{value:.3f}"
+        table.append(f"| {name} | {metric} | {shown} | {minimum:.3f} | {'FAIL' if name in misses else 'PASS'} |")
+    return "\n".join(table)
+
+
+def _misses_text(misses: list[tuple[str, float | None, float]], overall: dict[str, float]) -> str:
+    return "; ".join(f"{n} {missing_reason(n, overall)}" if v is None else f"{n} = {v:.3f} < {m:.3f}"
+                     for n, v, m in misses)
+
+
+def thresholds_met(ctx: StageContext) -> CheckResult:
+    thresholds = ctx.suite().suite.thresholds
+    overall = tables.decode_metrics(ctx.rows("metrics"))
+    if not thresholds:
+        return CheckResult(True, "skipped: no thresholds declared", {"thresholds": "none declared"}, skipped=True)
+    misses = failed_thresholds(thresholds, overall)
+    return CheckResult(
+        passed=not misses,
+        description=_misses_text(misses, overall) if misses else "all thresholds met",
+        metadata={"thresholds": Markdown(_thresholds_table(thresholds, overall, {n for n, _, _ in misses}))},
+    )
+
+
+def outputs_complete(ctx: StageContext) -> CheckResult:
+    suite = ctx.suite().suite
+    rows = ctx.rows("model_outputs")
+    expected = {(c.id, t, k) for c in suite.tests for t in suite.targets_for(c)
+                for k in range(suite.trials_for(c))}
+    found = {(r["test_id"], r["target"], int(r["trial"])) for r in rows.to_dict("records")}
+    missing = sorted(expected - found)
+    passed = not missing and len(rows) == len(expected)
+    return CheckResult(
+        passed=passed,
+        description=(f"{len(rows)} rows for {len(expected)} case x target x trial" if passed
+                     else f"{len(missing)} of {len(expected)} outputs missing, {len(rows)} rows"),
+        metadata={"expected_rows": len(expected), "rows": len(rows),
+                  "errors": int(rows["error"].notna().sum()) if len(rows) else 0,
+                  "missing": [list(m) for m in missing[:50]]},
+    )
+
+
+def blocking_gates(ctx: StageContext) -> CheckResult:
+    suite = ctx.suite().suite
+    if not suite.blocking:
+        # Passed, not skipped: "no blocking gate was missed" holds for a suite with none, and a
+        # check skipped in a failed run would show as failed in the UI's summary of the check.
+        return CheckResult(True, "not blocking: a missed threshold does not stop the run", {"blocking": False})
+    overall = tables.decode_metrics(ctx.rows("metrics"))
+    misses = failed_thresholds(suite.thresholds, overall)
+    return CheckResult(not misses, _misses_text(misses, overall) or "all thresholds met", {"blocking": True})
+
+
+def _levels(ctx: StageContext, level: str):  # noqa: ANN202 - a pandas frame
+    rows = ctx.rows("regressions")
+    return rows[rows["level"] == level] if not rows.empty else rows
+
+
+def _case_q_values(ctx: StageContext) -> dict[tuple[str, str, str], float]:
+    """(comparison, target, test_id) -> q-value of the cases labelled regressed."""
+    cases = _levels(ctx, "case")
+    if cases.empty:
+        return {}
+    cases = cases[cases["change"] == "regressed"]
+    return {(r["comparison"], r["target"], r["test_id"]): r["q_value"] for r in cases.to_dict("records")}
+
+
+def _named(cases: list[str], q_values: dict[str, float]) -> str:
+    return ", ".join(f"{c} (q={q_values[c]:.2g})" if c in q_values else c for c in cases[:10]) or "none"
+
+
+def no_regression(ctx: StageContext) -> CheckResult:
+    targets = _levels(ctx, "target")
+    if targets.empty:
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
+    q_values = _case_q_values(ctx)
+    details = []
+    for r in targets.to_dict("records"):
+        detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
+        details.append({
+            "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
+            "target": r["target"], "estimate": round(r["pass_rate_delta"], 4),
+            "interval": [round(r["ci_low"], 4), round(r["ci_high"], 4)], "p_value": r["p_value"],
+            "adjusted_p": r["adjusted_p"], "significant": bool(r["significant"]),
+            "large_enough": bool(r["large_enough"]), "verdict": r["change"], "wording": r["verdict"],
+            "margin": detail.get("min_effect"), "effect_rule": detail.get("effect_rule"),
+            "cases": detail["drivers"], "labelled": labelled,
+        })
+    regressed = [d for d in details if d["verdict"] == "regressed"]
+    worst = min(regressed or details, key=lambda d: d["estimate"])
+    return CheckResult(
+        passed=not regressed,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; "
+                     f"cases: {_named(worst['cases'], worst['labelled'])}"),
+        metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"]),
+                  "significant": worst["significant"], "large_enough": worst["large_enough"]},
+    )
+
+
+def no_hidden_breakage(ctx: StageContext) -> CheckResult:
+    rows = _levels(ctx, "breakage")
+    if rows.empty:
+        return CheckResult(True, "skipped: no baseline to compare with yet", skipped=True)
+    q_values = _case_q_values(ctx)
+    details = []
+    for r in rows.to_dict("records"):
+        detail = json.loads(r["detail"])
+        labelled = {t: q for (c, g, t), q in q_values.items() if c == r["comparison"] and g == r["target"]}
+        details.append({
+            "comparison": r["comparison"], "baseline": f"{r['baseline_skill_version']} ({r['baseline_eval_date']})",
+            "target": r["target"], "significant_drops": detail["significant_drops"],
+            "significant_rises": detail["significant_rises"], "p_value": r["p_value"],
+            "adjusted_p": r["adjusted_p"], "broken": r["change"] == "broken", "wording": r["verdict"],
+            "labelled": labelled, "dropped": detail["dropped"],
+        })
+    broken = [d for d in details if d["broken"]]
+    worst = min(broken or details, key=lambda d: d["adjusted_p"])
+    return CheckResult(
+        passed=not broken,
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed "
+                     f": {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
+        metadata={"comparisons": details, "p_value": float(worst["adjusted_p"]),
+                  "significant_drops": int(worst["significant_drops"]),
+                  "significant_rises": int(worst["significant_rises"])},
+    )
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("every_case_has_an_output", "model_outputs",
+          "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
+    Check("suite_thresholds_met", "metrics",
+          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
+          "declares none.", thresholds_met),
+    Check("blocking_gates", "metrics",
+          "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
+          "report. Passes for suites that are not blocking.", blocking_gates, blocking=True),
+    Check("no_significant_regression", "regression_report",
+          "No regression of the suite pass rate against the previous version or the previous night: fails when "
+          "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
+          "both comparisons and every target) and large enough (the suite's min_effect margin under its "
+          "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
+          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr). "
+          "Skipped while there is no baseline.", no_regression),
+    Check("no_hidden_breakage", "regression_report",
+          "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
+          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
+          "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
+          "every target); names the cases labelled regressed at the suite's case_fdr. Skipped while there is "
+          "no baseline.", no_hidden_breakage),
+)
+
+
+def checks_for(stage: str) -> list[Check]:
+    return [c for c in CHECKS if c.stage == stage]

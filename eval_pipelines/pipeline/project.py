@@ -1,0 +1,76 @@
+"""A project folder: where skills, datasets, targets and results live (all overridable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from eval_pipelines.run.targets.config import TargetConfig, load_targets_file
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import LoadedSkill, load_skill
+from eval_pipelines.suite.package import find_packages, open_package
+from eval_pipelines.store.partition import Partition
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    skills_dir: Path
+    datasets_dir: Path
+    db_path: str
+    work_dir: Path
+    targets_file: Path | None = None
+
+    @classmethod
+    def from_root(cls, root: Path, db_path: str | None = None) -> "ProjectPaths":
+        targets = root / "targets.yaml"
+        return cls(
+            skills_dir=root / "skills",
+            datasets_dir=root / "datasets",
+            db_path=db_path or str(root / ".data" / "eval_pipelines.duckdb"),
+            work_dir=root / ".data" / "packages",
+            targets_file=targets if targets.is_file() else None,
+        )
+
+    def project_targets(self) -> dict[str, TargetConfig]:
+        if self.targets_file is None:
+            return {}
+        return {t.name: t for t in load_targets_file(self.targets_file)}
+
+    def workspace_dir(self, partition: Partition) -> Path:
+        """Where a partition's run workspace lives (kept until the partition re-runs)."""
+        return self.work_dir.parent / "workspaces" / partition.eval_date / partition.skill_version
+
+    def load(self, source: Path) -> LoadedSkill:
+        """A skill package (folder or zip) with its suite and targets, against this project."""
+        return load_skill(source, datasets_dir=self.datasets_dir, extract_dir=self.work_dir,
+                          project_targets=self.project_targets())
+
+
+def find_package_source(paths: ProjectPaths, skill_version: str) -> Path:
+    """The folder or zip in the skills directory whose key is ``skill_version``."""
+    problems = []
+    for source in find_packages(paths.skills_dir):
+        try:
+            if open_package(source, paths.work_dir).key == skill_version:
+                return source
+        except SpecErrors as exc:
+            problems.append(str(exc))
+    hint = f"; packages that failed to open: {'; '.join(problems)}" if problems else ""
+    raise SpecErrors.single(paths.skills_dir, f"skill version {skill_version!r} not found{hint}")
+
+
+def discover_skill_versions(paths: ProjectPaths) -> tuple[dict[str, Path], dict[Path, str]]:
+    """Every valid skill version in the skills directory, and why the others were refused."""
+    found: dict[str, Path] = {}
+    problems: dict[Path, str] = {}
+    for source in find_packages(paths.skills_dir):
+        try:
+            package = open_package(source, paths.work_dir)
+        except SpecErrors as exc:
+            problems[source] = str(exc)
+            continue
+        if package.key in found:
+            problems[source] = f"{source}: duplicate skill version {package.key} (also {found[package.key]})"
+            continue
+        found[package.key] = source
+    return found, problems

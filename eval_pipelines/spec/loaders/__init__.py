@@ -1,1 +1,0 @@
-"""One loader per suite format, each yielding the same typed Suite."""

@@ -1,0 +1,98 @@
+"""skill-creator's ``evals/evals.json`` (Agent Skills) read as a suite, and a skill package carrying it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from eval_pipelines.cli import EXIT_INVALID, EXIT_OK, main
+from eval_pipelines.grading.registry import parse_params
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import detect_format, load_skill, load_suite
+from eval_pipelines.suite.paths import PathPolicy
+from eval_pipelines.suite.source import load_document
+
+# As skill-creator's references/schemas.md documents it.
+EVALS = {
+    "skill_name": "csv-summary",
+    "evals": [
+        {"id": 1, "prompt": "Which region sold most?", "expected_output": "South, with 20 sales.",
+         "files": ["evals/files/sales.csv"],
+         "expectations": ["The answer names the south region", "The answer gives the number 20"]},
+        {"id": 2, "prompt": "How many regions are there?", "expected_output": "Two regions."},
+    ],
+}
+
+
+def skill(root: Path, evals: dict | None = None) -> Path:
+    (root / "evals" / "files").mkdir(parents=True)
+    (root / "SKILL.md").write_text(textwrap.dedent("""\
+        ---
+        name: csv-summary
+        description: Summarises CSV files.
+        version: 1.0.0
+        ---
+        Summarise the CSV you are given.
+    """), encoding="utf-8")
+    (root / "evals" / "files" / "sales.csv").write_text("region,sales\r\nnorth,10\r\nsouth,20\r\n", encoding="utf-8")
+    (root / "evals" / "evals.json").write_text(json.dumps(evals or EVALS, indent=2), encoding="utf-8")
+    (root / "targets.yaml").write_text("targets:\n  - {name: default, type: openai, model: m}\n", encoding="utf-8")
+    return root
+
+
+def test_evals_json_is_its_own_format_and_maps_onto_tests(tmp_path: Path) -> None:
+    root = skill(tmp_path / "csv-summary")
+    file = root / "evals" / "evals.json"
+    assert detect_format(load_document(file)) == "agent-skills-evals"
+    suite, _ = load_suite(file, PathPolicy(allowed_roots=(root,)))
+    assert suite.name == "csv-summary" and suite.format == "agent-skills-evals"
+    first, second = suite.tests
+    assert first.id == "1" and first.criteria == first.expected_output == "South, with 20 sales."
+    assert first.input[0].content == ("Which region sold most?\n"
+                                      '<file path="evals/files/sales.csv">\nregion,sales\nnorth,10\nsouth,20\n</file>')
+    rubric = first.assertions[0]
+    assert rubric.type == "rubrics"
+    criteria = parse_params("rubrics", rubric.config).criteria
+    assert [(c.id, c.outcome) for c in criteria] == [("expectation-1", "The answer names the south region"),
+                                                      ("expectation-2", "The answer gives the number 20")]
+    assert [a.type for a in second.assertions] == ["llm_judge"]  # judged on expected_output
+
+
+def test_agentv_spelling_assertions_is_read_too(tmp_path: Path) -> None:
+    evals = {"evals": [{"id": 7, "prompt": "p", "assertions": ["It says hello"]}]}
+    root = skill(tmp_path / "s", evals)
+    suite, _ = load_suite(root / "evals" / "evals.json", PathPolicy(allowed_roots=(root,)))
+    assert suite.tests[0].id == "7" and suite.tests[0].assertions[0].type == "rubrics"
+
+
+@pytest.mark.parametrize("evals, message", [
+    ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "weight": 2}]}, "unknown field 'weight'"),
+    ({"evals": [{"id": 1, "prompt": "", "expectations": ["x"]}]}, "invalid prompt"),
+    ({"evals": [{"id": 1, "prompt": "p"}]}, "nothing to grade"),
+    ({"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/nope.txt"], "expectations": ["x"]}]},
+     "file not found: evals/files/nope.txt"),
+    ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"]}, {"id": 1, "prompt": "q", "expectations": ["y"]}]},
+     "duplicate eval id '1'"),
+    ({"evals": [], "skill_name": "s"}, "no evals"),
+])
+def test_bad_evals_json_is_refused_clearly(tmp_path: Path, evals: dict, message: str) -> None:
+    root = skill(tmp_path / "s", evals)
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(root / "evals" / "evals.json", PathPolicy(allowed_roots=(root,)))
+    assert message in str(caught.value)
+
+
+def test_a_skill_package_carrying_evals_json_loads_like_any_other(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    root = skill(tmp_path / "csv-summary")
+    loaded = load_skill(root, datasets_dir=None, extract_dir=tmp_path / "x")
+    assert loaded.package.name == "csv-summary" and len(loaded.suite.tests) == 2
+    assert loaded.suite.system_prompt.startswith("Summarise the CSV")
+    assert main(["validate", str(root)]) == EXIT_OK
+    assert "csv-summary@1.0.0: 2 tests" in capsys.readouterr().out
+    (root / "evals" / "evals.json").write_text('{"evals": [{"id": 1}]}', encoding="utf-8")
+    assert main(["validate", str(root)]) == EXIT_INVALID
+    assert "evals[0].prompt: required field is missing" in capsys.readouterr().out
