@@ -4,6 +4,7 @@ Dagster only in its thin layer, grader metadata that matches what graders do."""
 from __future__ import annotations
 
 import ast
+import re
 import inspect
 import sys
 from collections import defaultdict
@@ -146,3 +147,39 @@ def test_grader_metadata_matches_what_each_grader_does() -> None:
     families = {g.type: g.grader_family() for g in all_graders()}
     assert {t for t, f in families.items() if f == "model"} >= {"llm_judge", "rubrics", "model", "agent_judge"}
     assert families["human"] == "human" and families["equals"] == "code"
+
+
+def test_architecture_doc_lists_every_package_as_the_tree_has_it() -> None:
+    """docs/architecture.md's package table is made from the tree; a package or module added
+    without regenerating it (``python -m tests.support.architecture_doc``) fails here."""
+    from tests.support.architecture_doc import DOC, packages, with_table
+
+    doc = DOC.read_text()
+    missing = [rel for rel, _, _ in packages() if f"| `{rel}` |" not in doc]
+    assert missing == [], f"docs/architecture.md does not list {missing}"
+    assert doc == with_table(doc), "docs/architecture.md's package table is stale: python -m tests.support.architecture_doc"
+
+
+def test_every_format_family_is_a_documented_package() -> None:
+    families = [p for p in (PACKAGE / "formats").iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert {p.name for p in families} >= {"eval_yaml", "skill_tests", "harness", "prompt_modes", "skills",
+                                          "agentv", "promptfoo"}
+    for family in families:
+        init = family / "__init__.py"
+        assert init.is_file() and ast.get_docstring(ast.parse(init.read_text())), f"{family.name}: no docstring"
+
+
+def test_third_party_families_state_their_field_rule_through_compat() -> None:
+    """promptfoo, AgentV and skill-creator files follow one rule (formats/compat.py): no family
+    refuses unknown keys or writes "accepted but not used" warnings on its own."""
+    graph = _graph()
+    for family in ("promptfoo", "agentv", "skills"):
+        prefix = f"eval_pipelines.formats.{family}"
+        users = [m for m in graph if _within(m, (prefix,)) and "eval_pipelines.formats.compat" in graph[m]]
+        assert users, f"formats/{family} does not use formats/compat.py"
+        for name, path in _modules().items():
+            if _within(name, (prefix,)):
+                source = path.read_text()
+                assert "ctx.unknown_keys(" not in source, f"{name} refuses unknown keys itself"
+                assert not re.search(r"warnings\.append\(f\"\{doc\.file\}: [^\"]*: accepted (but not used|without effect)",
+                                     source), f"{name} writes the third-party warning itself"

@@ -1,1 +1,1 @@
-"""Grading: graders, the one dispatch rule, scoring and the judge."""
+"""Grading: the graders (a registry of one module per assertion type), the one dispatch rule, scoring and the judge."""

@@ -1,1 +1,1 @@
-"""The model phase: targets, the engine, the response cache, workspaces and the sandbox."""
+"""The model phase: the engine (cases × targets × trials), targets, the response cache, workspaces, the sandbox and traces."""

@@ -1,1 +1,1 @@
-"""DuckDB storage: the schema, atomic partition writes, and reads."""
+"""DuckDB storage: the schema, row codecs, atomic partition writes, reads and the documented views."""

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 
 class Located(Protocol):
-    """A parsed file that knows the line of each field path (``spec.source.Document``)."""
+    """A parsed file that knows the line of each field path (``suite.source.Document``)."""
 
     file: Path
 

@@ -50,6 +50,7 @@ from eval_pipelines.formats.promptfoo.config import load_promptfoo
 from eval_pipelines.suite.models import Suite, Workspace
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
               "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
@@ -150,9 +151,9 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if errors:
         raise SpecErrors(errors)
     if "defaults" in raw:
-        warnings = [*warnings, f"{doc.file}: defaults: accepted without effect (not a field of AgentV's eval "
-                    "schema, which drops it; a test uses its values only where the test holds them, "
-                    "e.g. through a YAML anchor)"]
+        warnings = [*warnings, compat.without_effect_message(
+            doc, "defaults", "not a field of AgentV's eval schema, which drops it; a test uses its values only "
+            "where the test holds them, e.g. through a YAML anchor")]
     if agent_rules:
         warnings = [*warnings, *apply_agent_rules(doc, suite, workspace.template if workspace else None)]
     if workspace is not None and workspace.template:

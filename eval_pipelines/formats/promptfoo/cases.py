@@ -32,6 +32,7 @@ from eval_pipelines.formats.promptfoo.prompts.media import BINARY_SUFFIXES, bina
 from eval_pipelines.formats.promptfoo.prompts.pdf import pdf_text
 from eval_pipelines.formats.promptfoo.scripts import Script, generated_tests, is_script_ref, split_script_ref
 from eval_pipelines.suite.source import Document, read_text
+from eval_pipelines.formats import compat
 
 SCENARIO_KEYS = {"description", "config", "tests"}
 TEST_FILE_ENTRY_KEYS = {"path", "config"}  # a `tests` entry {path, config}: a test file, `config` for a generator
@@ -269,7 +270,7 @@ def collect_raw_tests(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
             out += _reference(ctx, doc, path + (i,), item, dialect)
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and dialect == "promptfoo":
             # promptfoo's {path, config} entry: a test file, `config` handed to a generator script
-            ctx.unknown_keys(doc, path + (i,), item, TEST_FILE_ENTRY_KEYS)
+            compat.unknown_fields(ctx, doc, path + (i,), item, TEST_FILE_ENTRY_KEYS)
             out += _reference(ctx, doc, path + (i,), item["path"], dialect, item.get("config"))
         elif isinstance(item, dict):
             out.append(RawTest(item, doc, path + (i,)))
@@ -302,7 +303,7 @@ def expand_scenarios(ctx: LoadContext, doc: Document, raw: Any, dialect: str) ->
         if not isinstance(scenario, dict):
             ctx.error(doc, path, "invalid scenario", "a mapping with `config` and `tests`")
             continue
-        ctx.unknown_keys(doc, path, scenario, SCENARIO_KEYS)
+        compat.unknown_fields(ctx, doc, path, scenario, SCENARIO_KEYS)
         rows = scenario.get("config") or [{}]
         tests = collect_raw_tests(ctx, doc, path + ("tests",), scenario.get("tests"), dialect)
         if not isinstance(rows, list):

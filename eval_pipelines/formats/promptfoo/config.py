@@ -71,6 +71,7 @@ from eval_pipelines.formats.promptfoo.cases import (
 from eval_pipelines.suite.models import Execution, Message, Settings, Suite, TestCase
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
               "evaluateOptions", "tags", "metadata", "outputPath", "sharing", "writeLatestResults",
@@ -140,7 +141,7 @@ class Loader:
                 self.ctx.warnings.append(f"{raw.doc.file}: {'.'.join(map(str, path))}.rubric_prompt: used by the "
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
-        self.ctx.unknown_keys(raw.doc, path, options, OPTION_KEYS)
+        compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS)
         refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
@@ -178,11 +179,10 @@ class Loader:
             self.ctx.error(doc, path, f"got {type(data).__name__}", "a test mapping")
             return []
         known = TEST_KEYS | (AGENTV_TEST_KEYS if self.dialect == "agentv" else set())
-        self.ctx.unknown_keys(doc, path, data, known)
+        compat.unknown_fields(self.ctx, doc, path, data, known)
         self.refuse_in(doc, data, path, {"providerOutput": "fixed provider outputs"})
         if self.dialect == "agentv" and "conversation_id" in data:
-            self.ctx.warnings.append(f"{doc.file}: conversation_id: accepted without effect "
-                                     "(each case is its own conversation)")
+            compat.without_effect(self.ctx, doc, "conversation_id", "each case is its own conversation")
         if self.dialect == "agentv" and "input" in data:
             self.ctx.error(doc, path + ("input",), "`tests[].input` was removed in AgentV v5",
                            "prompt text in top-level `prompts` and values in `tests[].vars`")
@@ -196,7 +196,7 @@ class Loader:
             data = {**data, "vars": variables}
         execution = data.get("execution") or {}
         if self.dialect == "agentv" and isinstance(execution, dict):
-            self.ctx.unknown_keys(doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
+            compat.unknown_fields(self.ctx, doc, path + ("execution",), execution, AGENTV_EXECUTION_KEYS)
         merged = data if execution.get("skip_defaults") else merge_default(default, data)
         options = self.case_options(RawTest(merged, doc, path))
         if self.dialect == "promptfoo" and options.get("transformVars") is not None:
@@ -367,10 +367,10 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
     extension_keys = sorted(k for k in raw if isinstance(k, str) and k.startswith("x-"))  # hold YAML anchors
     ctx.warnings.extend(f"{doc.file}: {k}: a YAML extension key, not read itself (its anchors are read where "
                         "they are used)" for k in extension_keys)
-    ctx.unknown_keys(doc, (), raw, suite_keys | set(extension_keys))
+    compat.unknown_fields(ctx, doc, (), raw, suite_keys | set(extension_keys))
     for key, why in WARN_KEYS.items():
         if key in raw:
-            ctx.warnings.append(f"{doc.file}: {key}: accepted but not used ({why})")
+            compat.not_used(ctx, doc, key, why)
     if dialect == "promptfoo":
         loader.hooks = Hooks.parse(ctx, doc, raw["extensions"]) if "extensions" in raw else None
         check_sidecars(ctx, doc, raw)

@@ -14,6 +14,7 @@ from eval_pipelines.analysis.derived_metrics import ExpressionError, parse_expre
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import DerivedMetric
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 KEYS = {"name", "value"}
 
@@ -30,7 +31,7 @@ def parse_derived_metrics(ctx: LoadContext, doc: Document, raw: Any) -> list[Der
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or "value" not in item:
             ctx.error(doc, path, "invalid derived metric", "{name, value: an arithmetic expression}")
             continue
-        ctx.unknown_keys(doc, path, item, KEYS)
+        compat.unknown_fields(ctx, doc, path, item, KEYS)
         value = item["value"]
         if isinstance(value, str) and (value.lstrip().startswith(("function", "async ")) or "=>" in value):
             ctx.error(doc, path + ("value",), "JavaScript functions in derivedMetrics are not supported",

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import Execution, Settings, Trials
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
 # AgentV v5's snake-case spellings of evaluate options.
@@ -26,7 +27,7 @@ def read_evaluate_options(ctx: LoadContext, doc: Document, raw: Any, key: str, d
         return
     if dialect == "agentv":  # AgentV spells them in snake case
         raw = {AGENTV_EVALUATE_NAMES.get(k, k): v for k, v in raw.items()}
-    ctx.unknown_keys(doc, (key,), raw, EVALUATE_KEYS)
+    compat.unknown_fields(ctx, doc, (key,), raw, EVALUATE_KEYS)
     if "repeat" in raw:
         try:
             execution.trials = Trials(count=raw["repeat"])

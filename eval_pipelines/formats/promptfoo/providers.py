@@ -43,6 +43,7 @@ from eval_pipelines.formats.promptfoo.evaluate_options import read_delay
 from eval_pipelines.formats.promptfoo.assertions.openai_functions import provider_functions
 from eval_pipelines.formats.promptfoo.prompts.templates import read_structured, resolve_refs
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
 # promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
@@ -213,7 +214,7 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
-    ctx.unknown_keys(doc, path, raw, PROVIDER_KEYS)
+    compat.unknown_fields(ctx, doc, path, raw, PROVIDER_KEYS)
     delay = read_delay(ctx, doc, path + ("delay",), raw.get("delay"))
     for key in ("transform", "env", "inputs"):
         if key in raw:

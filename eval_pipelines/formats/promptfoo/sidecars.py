@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import Tracing
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 TRACE_TYPES = ("trace-span-count", "trace-span-duration", "trace-error-spans")
 
@@ -99,7 +100,7 @@ def read_tracing(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> Tracin
     if not isinstance(block, dict):
         ctx.error(doc, ("tracing",), "invalid tracing", "a mapping with `enabled` and `otlp`")
         return None
-    ctx.unknown_keys(doc, ("tracing",), block, TRACING_KEYS)
+    compat.unknown_fields(ctx, doc, ("tracing",), block, TRACING_KEYS)
     if not isinstance(block.get("enabled", False), bool):
         ctx.error(doc, ("tracing", "enabled"), "invalid tracing.enabled", "true or false")
         return None
@@ -109,8 +110,8 @@ def read_tracing(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> Tracin
         ctx.error(doc, ("tracing", "otlp"), "invalid tracing.otlp", "a mapping with `http`")
         return None
     http = http or {}
-    ctx.unknown_keys(doc, ("tracing", "otlp"), otlp, {"http", "grpc"})
-    ctx.unknown_keys(doc, ("tracing", "otlp", "http"), http, HTTP_KEYS)
+    compat.unknown_fields(ctx, doc, ("tracing", "otlp"), otlp, {"http", "grpc"})
+    compat.unknown_fields(ctx, doc, ("tracing", "otlp", "http"), http, HTTP_KEYS)
     if not enabled:
         if "enabled" in block:
             ctx.warnings.append(f"{doc.file}: tracing: enabled is false, so outputs are not traced")
@@ -120,7 +121,7 @@ def read_tracing(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> Tracin
         for key in path:
             node = node.get(key) if isinstance(node, dict) else None
         if node is not None and not (isinstance(node, dict) and node.get("enabled") is False):
-            ctx.warnings.append(f"{doc.file}: tracing.{'.'.join(path)}: accepted but not used ({why})")
+            compat.not_used(ctx, doc, f"tracing.{'.'.join(path)}", why)
     if http.get("enabled") is False:
         ctx.error(doc, ("tracing", "otlp", "http", "enabled"), "tracing without the OTLP/HTTP receiver is not "
                   "supported (script providers export their spans to it)", "true, or omitted")

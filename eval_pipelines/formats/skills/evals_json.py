@@ -41,6 +41,7 @@ from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import Assertion, Message, Suite, TestCase
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
+from eval_pipelines.formats import compat
 
 TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "prompt", "expected_output", "files", "expectations", "assertions"}
@@ -91,7 +92,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if not isinstance(raw, dict):
         ctx.error(doc, path, f"got {type(raw).__name__}", "an eval mapping with `id` and `prompt`")
         return None
-    ctx.unknown_keys(doc, path, raw, EVAL_KEYS)
+    compat.unknown_fields(ctx, doc, path, raw, EVAL_KEYS)
     test_id = raw.get("id")
     if isinstance(test_id, bool) or not isinstance(test_id, (int, str)) or str(test_id).strip() == "":
         ctx.error(doc, path + ("id",), f"invalid id {test_id!r}", "an integer (or a non-empty string)")
@@ -137,7 +138,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
 def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = LoadContext(policy)
     raw = doc.data
-    ctx.unknown_keys(doc, (), raw, TOP_KEYS)
+    compat.unknown_fields(ctx, doc, (), raw, TOP_KEYS)
     name = raw.get("skill_name")
     if name is not None and not isinstance(name, str):
         ctx.error(doc, ("skill_name",), f"got {type(name).__name__}", "the skill's name")

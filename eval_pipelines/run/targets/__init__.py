@@ -1,1 +1,1 @@
-"""Targets: where outputs come from (OpenAI-compatible APIs, replays, commands)."""
+"""Targets, the systems under test: where outputs come from (OpenAI-compatible APIs, replays, commands), declared in ``targets.yaml`` (``config``)."""

@@ -41,6 +41,7 @@ from eval_pipelines.formats.promptfoo.assertions.response import (
 from eval_pipelines.formats.promptfoo.assertions.trace import TRACE_VOCABULARY
 from eval_pipelines.suite.models import Assertion
 from eval_pipelines.suite.source import Document, read_text
+from eval_pipelines.formats import compat
 
 VOCABULARY.update(RESPONSE_VOCABULARY)  # response-field and metric types (promptfoo_vocabulary_response)
 # Types whose vocabulary entry reads `threshold` into another field (a limit, an aggregator).
@@ -160,7 +161,7 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         return None
     script = dialect == "agentv" and str(raw["type"]) in SCRIPT_TYPES
     if not script:  # a script grader gets its other fields as its config, as in AgentV
-        ctx.unknown_keys(doc, path, raw, (AGENTV_COMMON if dialect == "agentv" else COMMON)
+        compat.unknown_fields(ctx, doc, path, raw, (AGENTV_COMMON if dialect == "agentv" else COMMON)
                          | RESPONSE_KEYS.get(str(raw["type"]).removeprefix("not-"), set()))
     resolved = _resolve_value(ctx, doc, path, raw, variables or {})
     if resolved is None:
@@ -199,15 +200,13 @@ def convert_assertion(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
         return None
     if "threshold" in raw and "threshold" not in built and base not in THRESHOLD_READ_BY_VOCABULARY:
         # promptfoo allows `threshold` on every assertion; on a pass/fail type it means nothing.
-        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.threshold: accepted but not used "
-                            f"({kind} passes or fails without a threshold)")
+        compat.not_used(ctx, doc, f"{compat.field_name(path)}.threshold", f"{kind} passes or fails without a threshold")
     warning = (RESPONSE_WARNINGS[base](raw) if base in RESPONSE_WARNINGS
                else redteam_warning(raw) if base.startswith(REDTEAM_PREFIX) else None)
     if warning:
         ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}: {warning}")
     if "value" in raw and base in VALUE_NOT_READ:
-        ctx.warnings.append(f"{doc.file}: {'.'.join(map(str, path))}.value: accepted but not used "
-                            f"({kind} reads no value)")
+        compat.not_used(ctx, doc, f"{compat.field_name(path)}.value", f"{kind} reads no value")
     if "config" in raw and built.get("type") not in ("javascript", "python", "code_judge") \
             and base not in WITH_VARIABLES:  # conversation-relevance reads its `windowSize`
         ctx.error(doc, path + ("config",), f"`config` is not supported on {kind}", "no config")

@@ -9,7 +9,7 @@ message's content, the answer (``output || ''``). It runs those evals one at a t
 Here a prompt is rendered when the suite loads, before any answer exists. So an earlier answer
 stands in as ``output_mark(case id)``, the case names its earlier turns in ``TestCase.after``,
 and the model phase sends it only once those turns have answered on the same target and trial,
-with the marks replaced (``spec.models.with_answers``); graders see the filled case. A turn
+with the marks replaced (``suite.models.with_answers``); graders see the filled case. A turn
 whose call failed gives "", as in promptfoo. Unlike promptfoo, each trial (``repeat``) is its
 own conversation: promptfoo's key has no repeat index, so its repeats would share one history.
 """

@@ -45,6 +45,7 @@ from eval_pipelines.formats.promptfoo.scripts import Script, function_prompt_tex
 from eval_pipelines.formats.promptfoo.template_env import EnvironmentView
 from eval_pipelines.suite.models import Message
 from eval_pipelines.suite.source import Document, load_document, read_text
+from eval_pipelines.formats import compat
 
 ROLES = ("system", "user", "assistant", "tool")
 PROMPT_KEYS = {"raw", "id", "label", "config", "messages"}  # a prompt given as a mapping
@@ -266,7 +267,7 @@ def _one_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any
     elif isinstance(raw, dict) and "messages" in raw and not ("raw" in raw or "id" in raw):
         return _messages_prompt(ctx, doc, path, raw, index, label)
     elif isinstance(raw, dict) and ("raw" in raw or "id" in raw):
-        ctx.unknown_keys(doc, path, raw, PROMPT_KEYS)
+        compat.unknown_fields(ctx, doc, path, raw, PROMPT_KEYS)
         body = raw.get("raw", raw.get("id"))
         if not isinstance(body, (str, list)):
             ctx.error(doc, path, "invalid prompt", "`raw` text or `id: file://...`")
@@ -291,7 +292,7 @@ def _messages_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw
     """promptfoo's ``{label, messages: [{role, content}]}`` (examples/chat-messages-format): the
     messages in the order written, each ``content`` a template or a ``file://`` file whose text
     is the template (.txt, .md, .j2, .json...); a script file there is a function prompt, refused."""
-    ctx.unknown_keys(doc, path, raw, PROMPT_KEYS - {"raw", "id"})
+    compat.unknown_fields(ctx, doc, path, raw, PROMPT_KEYS - {"raw", "id"})
     items = raw["messages"]
     if not isinstance(items, list) or not items:
         ctx.error(doc, path + ("messages",), "invalid messages", "a non-empty list of {role, content}")

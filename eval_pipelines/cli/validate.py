@@ -1,0 +1,54 @@
+"""``eval-pipelines validate PATH ...``: check suite files, datasets and skill packages without running them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from eval_pipelines.cli.options import EXIT_INVALID, EXIT_OK, project_paths
+from eval_pipelines.suite.errors import SpecErrors
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from eval_pipelines.formats.datasets import DATASET_SUFFIXES, read_test_rows
+    from eval_pipelines.formats.loader import load_skill, load_suite
+
+    paths = project_paths(Path(args.root), None)
+    problems = 0
+    for raw in args.paths:
+        path = Path(raw)
+        try:
+            if not path.exists():
+                raise SpecErrors.single(path, "no such file or folder")
+            if path.is_dir() or path.suffix.lower() == ".zip":
+                loaded = load_skill(path, datasets_dir=paths.datasets_dir, extract_dir=paths.work_dir,
+                                    project_targets=paths.project_targets())
+                warnings, detail = loaded.warnings, f"{loaded.package.key}: {len(loaded.suite.tests)} tests"
+            elif path.suffix.lower() in (".jsonl", ".csv") and not args.as_suite:
+                rows = read_test_rows(path)
+                warnings, detail = [], f"{len(rows.data)} rows"
+            elif path.suffix.lower() in DATASET_SUFFIXES:
+                suite, warnings = load_suite(path)
+                detail = f"{suite.format}: {len(suite.tests)} tests"
+            else:
+                raise SpecErrors.single(path, f"unsupported file type {path.suffix!r}",
+                                        expected="a skill folder, .zip, .yaml, .json, .jsonl or .csv")
+        except SpecErrors as exc:
+            problems += len(exc.errors)
+            for error in exc.errors:
+                print(error)
+            continue
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if not args.quiet:
+            print(f"ok: {path}: {detail}")
+    return EXIT_INVALID if problems else EXIT_OK
+
+
+def add_validate_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("validate", parents=[common], help="check suite files, datasets and skill packages")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--as-suite", action="store_true", help="treat .jsonl/.csv as a sidecar suite")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_validate)

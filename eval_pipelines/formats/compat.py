@@ -1,0 +1,54 @@
+"""The rule for third-party formats (promptfoo, AgentV, skill-creator's ``evals.json``), in one place.
+
+Our own formats honour or refuse every field. A file written for another tool is read on that
+tool's terms, so each field of it falls in one of these cases, and every family says which
+through the functions below rather than writing its own messages:
+
+* **read**: the tool honours it; we honour it or refuse it by name (the family's own code).
+* **not used** (:func:`not_used`): the tool reads it, but here it changes nothing (a display
+  option, a concurrency setting our engine decides): accepted, with a stored warning that names it.
+* **without effect** (:func:`without_effect`): the tool's own schema drops it, or it has nothing to
+  act on here: accepted, with a stored warning.
+* **unknown** (:func:`unknown_fields`): a key the family does not list. Refused in one line with
+  the closest known key ("did you mean"), so that a misspelling of a field the tool reads is not
+  silently lost.
+
+Warnings go to ``LoadContext.warnings``: the loader returns them, the ``suites`` table stores
+them and the reports show them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from eval_pipelines.formats.eval_yaml.fields import LoadContext
+from eval_pipelines.suite.source import Document
+
+
+def unknown_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                   known: Iterable[str]) -> None:
+    """Refuse every key of ``raw`` not in ``known``, each at its own line, with a "did you mean"."""
+    ctx.unknown_keys(doc, path, raw, set(known))
+
+
+def not_used(ctx: LoadContext, doc: Document, field: str, why: str) -> None:
+    """``file: field: accepted but not used (why)``: the tool reads it; here it changes nothing."""
+    ctx.warnings.append(not_used_message(doc, field, why))
+
+
+def without_effect(ctx: LoadContext, doc: Document, field: str, why: str) -> None:
+    """``file: field: accepted without effect (why)``: nothing reads it, here or in the tool."""
+    ctx.warnings.append(without_effect_message(doc, field, why))
+
+
+def not_used_message(doc: Document, field: str, why: str) -> str:
+    return f"{doc.file}: {field}: accepted but not used ({why})"
+
+
+def without_effect_message(doc: Document, field: str, why: str) -> str:
+    return f"{doc.file}: {field}: accepted without effect ({why})"
+
+
+def field_name(path: tuple[Any, ...]) -> str:
+    """A field path as the warnings write it (``tests.0.assert.1``)."""
+    return ".".join(map(str, path))
