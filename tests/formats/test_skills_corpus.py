@@ -1,0 +1,80 @@
+"""How many real Agent Skills packages with `evals/evals.json` we load (issues 31 and 32).
+
+`tests/data/skills_corpus/` holds byte-for-byte copies of 45 packages from 45 public repositories
+(SKILL.md, the evals file, the input files the evals name when the stored index holds them; see
+its README and MANIFEST.tsv). Each package is loaded like `eval-pipelines validate <folder>`
+does, the folder being the one that holds `evals/` (or `evals.json` itself when a package keeps
+it at its root). A package either loads or is refused with one-line errors naming a file of the
+package. The floor is today's measured share (17/45); raise it when the loader accepts more
+(the refusals are classified in the notes on the corpus).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from eval_pipelines.run.targets.config import OpenAITargetConfig
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_skill
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "skills_corpus"
+FLOOR = 17 / 45
+MISSING = ("file not found",)
+# The corpus suites name no target of their own: the project's `default` one, as `validate` in a
+# project with a targets.yaml would give them.
+TARGETS = {"default": OpenAITargetConfig(name="default", model="m")}
+
+
+def package_folders() -> list[Path]:
+    """The folder to validate for each package: the one holding `evals/evals.json`, else the one
+    holding a root `evals.json` (the shallowest such file of each package)."""
+    folders = []
+    for package in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+        evals = min(package.rglob("evals.json"), key=lambda p: (len(p.parts), str(p)))
+        folders.append(evals.parent.parent if evals.parent.name == "evals" else evals.parent)
+    return folders
+
+
+@functools.cache
+def _load_all(tmp: Path) -> tuple[dict[Path, int], dict[Path, list[str]]]:
+    loaded, failed = {}, {}
+    for i, folder in enumerate(package_folders()):
+        try:
+            skill = load_skill(folder, datasets_dir=None, extract_dir=tmp / str(i), project_targets=TARGETS)
+        except SpecErrors as exc:
+            failed[folder] = [str(e) for e in exc.errors]
+            continue
+        loaded[folder] = len(skill.suite.tests)
+    return loaded, failed
+
+
+def test_the_corpus_holds_45_packages_from_as_many_repositories() -> None:
+    folders = package_folders()
+    assert len(folders) >= 45
+    assert len({f.relative_to(CORPUS).parts[0] for f in folders}) == len(folders)
+    manifest = (CORPUS / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()
+    listed = {line.split("\t")[0] for line in manifest[1:]}
+    assert {f.relative_to(CORPUS).parts[0].replace("__", "/", 1) for f in folders} <= listed
+    # no third-party code in the copy: scripts are listed in the manifest, not copied
+    code = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".ps1")
+    assert not [p for p in CORPUS.rglob("*") if p.suffix.lower() in code]
+
+
+def test_the_real_packages_load_or_fail_in_one_line(tmp_path_factory) -> None:
+    loaded, failed = _load_all(tmp_path_factory.mktemp("skills_corpus"))
+    total = len(loaded) + len(failed)
+    for folder, tests in loaded.items():
+        assert tests > 0, folder
+    for folder, errors in failed.items():
+        assert errors, folder
+        for error in errors:  # one line each, naming the package's folder or one of its files
+            assert "\n" not in error and "Traceback" not in error, error
+            assert str(folder) in error, error
+    absent = [f for f, errors in failed.items() if all(any(m in e for m in MISSING) for e in errors)]
+    print(f"\n{len(loaded)}/{total} skill packages load ({len(loaded) / total:.0%}), "
+          f"{sum(loaded.values())} tests; {len(absent)} refused only for input files the copy lacks")
+    for folder, errors in failed.items():
+        print(f"  {folder.relative_to(CORPUS)}: {len(errors)} errors, first: "
+              f"{errors[0].split(str(folder), 1)[-1].lstrip('/: ')}")
+    assert len(loaded) / total >= FLOOR
