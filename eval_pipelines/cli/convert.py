@@ -27,6 +27,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(v1_to_v2(doc.data), indent=2) + "\n")
     print(f"wrote {out}")
+    if out.resolve() != source.resolve():  # a package holds one suite: the v1 file would be a second
+        print(f"remove {source} once you have checked {out.name}: a skill package holds one suite file")
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.suite.errors import UNUSED_PREFIX, SpecErrors
+from eval_pipelines.suite.judge_scripts import judge_script_errors
 from eval_pipelines.formats.agentv.head import load_eval_yaml_head
 from eval_pipelines.formats.agentv.v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.formats.eval_yaml.loader import load_eval_yaml
@@ -22,7 +23,7 @@ from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.formats.prompt_modes.loader import is_prompt_modes, load_prompt_modes
 from eval_pipelines.formats.skills.evals_json import is_skill_evals, load_skill_evals
 from eval_pipelines.formats.skill_tests.loader import load_skill_tests
-from eval_pipelines.suite.source import Document, load_document
+from eval_pipelines.suite.source import Document, load_document, read_text
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
 from eval_pipelines.run.targets.config import (OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file,
                                                mark_declared_by, refuse_declared_by)
@@ -65,6 +66,8 @@ def detect_format(doc: Document) -> str:
 def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, list[str]]:
     """Parse and validate one suite file; raises :class:`SpecErrors` listing every problem."""
     suite, warnings = _load_suite(file, policy or PathPolicy())
+    if errors := judge_script_errors(suite):
+        raise SpecErrors(errors)
     return suite, warnings + unused_assertion_params(suite)
 
 
@@ -146,13 +149,19 @@ def load_skill(
 ) -> LoadedSkill:
     """Open a package, load its suite, and resolve the targets it will run against."""
     package = open_package(source, extract_dir)
-    suite_file, *ignored = suite_files(package.root)
+    suite_file, *others = suite_files(package.root)
+    # A file the suite names itself (promptfoo's `file://prompt.json`, a harness `$ref`) is part of it.
+    text = read_text(suite_file)
+    others = [p for p in others if os.path.relpath(p, suite_file.parent) not in text and p.name not in text]
+    if others:
+        # Running one and ignoring the rest loses the author's other tests; merging suites of
+        # different formats would mix their settings, gates and judges: one suite per package.
+        rel = [str(p.relative_to(package.root)) for p in (suite_file, *others)]
+        raise SpecErrors.single(package.root, f"several suite files: {' and '.join(rel)}",
+                                expected="one suite file per skill package (merge the tests into one, "
+                                "or move the others out of the package)")
     policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
     suite, warnings = load_suite(suite_file, policy)
-    if ignored:
-        rel = [str(p.relative_to(package.root)) for p in (suite_file, *ignored)]
-        warnings.append(f"{package.root}: several suite files ({', '.join(rel)}); "
-                        f"evaluating {rel[0]} and ignoring {', '.join(rel[1:])}")
     if suite.name in (suite_file.stem, suite_file.parent.name, suite_file.parent.parent.name):
         suite.name = package.name  # the suite named itself after a file or folder: use the skill's name
     if suite.system_prompt is None:  # a prompt-mode suite brings its own

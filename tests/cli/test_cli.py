@@ -192,7 +192,8 @@ def test_convert_v1_tests_json_to_v2(capsys: pytest.CaptureFixture[str], tmp_pat
     code, out, err = cli(capsys, "convert", str(skill / "tests.json"))
     assert code == EXIT_OK, out + err
     written = skill / "eval" / "tests.json"
-    assert out.strip() == f"wrote {written}"
+    assert out.splitlines() == [f"wrote {written}", f"remove {skill / 'tests.json'} once you have checked "
+                                "tests.json: a skill package holds one suite file"]
     data = json.loads(written.read_text())
     assert data["version"] == "2.0" and data["profile"] == "deterministic"
     assert [c["id"] for c in data["testCases"]] == ["tc-001", "tc-002"]
@@ -202,7 +203,11 @@ def test_convert_v1_tests_json_to_v2(capsys: pytest.CaptureFixture[str], tmp_pat
     assert data["testCases"][1]["expected"] == {"patterns": ["^9$"]}
     assert data["testCases"][1]["evaluation"] == {"strategy": "regex_match", "timeout": 2000}
 
-    # After: the v2 file is the package's suite (eval/tests.json is found first), no warning.
+    # Both files in the package: two suites, refused naming both (issue 30) until the v1 one goes.
+    code, out, err = cli(capsys, "validate", str(skill))
+    assert code == EXIT_INVALID and "several suite files: eval/tests.json and tests.json" in out + err
+    (skill / "tests.json").unlink()
+    # After: the v2 file is the package's suite, no warning.
     code, out, err = cli(capsys, "validate", str(written), str(skill))
     assert code == EXIT_OK, out + err
     assert "skill-tests-v2: 2 tests" in out and "v1-calc@0.9.0: 2 tests" in out

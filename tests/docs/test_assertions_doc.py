@@ -57,6 +57,10 @@ def test_doc_has_examples() -> None:
 def test_example_loads(block: Block, tmp_path: Path) -> None:
     file = tmp_path / "eval.yaml"
     file.write_text(block.text, encoding="utf-8")
+    # The judge scripts an example names exist beside it (a missing one is refused at load).
+    for script in re.findall(r"[\"']?(?:script|customScript)[\"']?:\s*[\"']?([^\s\"'#,\[]+)", block.text):
+        (tmp_path / script).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / script).write_text("print('{\"score\": 1}')\n", encoding="utf-8")
     try:
         suite, _ = load_suite(file)
     except SpecErrors as exc:

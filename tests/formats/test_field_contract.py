@@ -23,10 +23,12 @@ exist.
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from eval_pipelines.formats.eval_yaml import loader as eval_yaml
@@ -38,6 +40,8 @@ from eval_pipelines.formats.eval_yaml import fields as eval_yaml_fields
 from eval_pipelines.formats.harness import loader as harness
 
 from eval_pipelines.formats.harness import suite as harness_suite
+from eval_pipelines.formats.harness import graders as harness_graders
+from eval_pipelines.formats.harness import layout as harness_layout
 from eval_pipelines.grading.graders.rubrics import RubricItem
 from eval_pipelines.formats.agentv import head as agentv_head
 from eval_pipelines.formats.agentv import v5 as agentv_v5
@@ -53,6 +57,9 @@ from eval_pipelines.formats.skills import evals_json as skill_evals_json
 from eval_pipelines.formats.skill_tests import loader as skill_tests
 from eval_pipelines.suite.models import RegressionSettings, Reporting, Settings, Workspace, WorkspaceScript
 from eval_pipelines.suite.schema_export import COMMON_ASSERT_FIELDS, eval_suite_schema
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.formats.loader import load_suite
+from eval_pipelines.suite.source import Document
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = Path(__file__).with_name("field_contract.yaml")
@@ -163,10 +170,41 @@ def _skill_evals_fields() -> set[str]:
     return fields | {f"evals.json: evals[].{k}" for k in skill_evals_json.EVAL_KEYS}
 
 
+def _weight_keys() -> list[str]:
+    """The names `evaluation.weights` may use: those of the assertions a hybrid case with every
+    expectation gets (read from the loader, so a new strategy's name needs evidence too)."""
+    case = {"id": "c", "name": "n", "input": {"prompt": "p"}, "evaluation": {"strategy": "hybrid"},
+            "expected": {"output": "o", "patterns": ["o"], "jsonSchema": {}, "semanticThreshold": 0.5,
+                         "rubric": "r", "customScript": "c.py"}}
+    suite, _ = skill_tests.load_skill_tests(Document(Path("eval/tests.json"), {"version": "2.0", "testCases": [case]}))
+    return [a.name for a in suite.tests[0].assertions if a.name]
+
+
+def _nested_fields() -> set[str]:
+    """Issue 30: names inside a value that a loader used to accept and then drop (hybrid weights
+    under any key, an unknown grader type graded as `equals`, `strict`, `current.execution`,
+    seed 003's config/ files). Each accepted name needs evidence like a field; each position
+    also has a probe below showing that a name it does not use is refused."""
+    case = "harness: test case"
+    fields = {f"{case}.grader.{k}" for k in harness_graders.GRADER_KEYS}
+    fields |= {f"{case}.grader.type: {t}" for t in harness_graders.GRADER_TYPES}
+    fields |= {f"{case}.grader.config.method: {m}" for m in harness_graders.CODE_METHODS}
+    fields |= {f"{case}.expected.{k}" for k in harness_graders.EXPECTED_KEYS}
+    fields |= {f"{case}.expected.type: {t}" for t in harness_graders.EXPECTED_TYPES}
+    fields |= {f"{case}.comparison.{k}" for k in harness_graders.COMPARISON_KEYS}
+    fields |= {f"{case}.comparison.type: {t}" for t in harness_graders.COMPARISON_TYPES}
+    fields |= {f"{case}.comparison.options.{k}" for k in harness_graders.COMPARISON_OPTION_KEYS}
+    fields |= {f"{case}.comparison.tolerance.{k}" for k in harness_graders.STRUCTURAL_TOLERANCE_KEYS}
+    fields |= {f"{case}.current.{k}" for k in harness_graders.CURRENT_KEYS}
+    fields |= {f"harness: suite folder {'/'.join(f)}" for f in (harness_layout.THRESHOLDS_FILE,
+                                                                 harness_layout.GRADERS_FILE)}
+    return fields | {f"tests.json: testCases[].evaluation.weights.{n}" for n in _weight_keys()}
+
+
 def accepted_fields() -> set[str]:
     """Every field a suite file can hold, as ``"<format>: <path>"``."""
     return (_eval_yaml_fields() | _harness_fields() | _skill_tests_fields() | _prompt_fields()
-            | _promptfoo_fields() | _agentv_v5_fields() | _skill_evals_fields())
+            | _promptfoo_fields() | _agentv_v5_fields() | _skill_evals_fields() | _nested_fields())
 
 
 @lru_cache(maxsize=1)
@@ -215,8 +253,12 @@ def test_a_field_added_without_evidence_is_caught(monkeypatch) -> None:  # noqa:
     monkeypatch.setattr(promptfoo, "OPTION_KEYS", promptfoo.OPTION_KEYS | {"turbo"})
     monkeypatch.setattr(agentv_v5, "SUITE_KEYS", agentv_v5.SUITE_KEYS | {"owner"})
     monkeypatch.setattr(skill_evals_json, "EVAL_KEYS", skill_evals_json.EVAL_KEYS | {"weight"})
+    # Issue 30: a grader type or method accepted without evidence (it used to become `equals`).
+    monkeypatch.setattr(harness_graders, "GRADER_TYPES", (*harness_graders.GRADER_TYPES, "robot"))
+    monkeypatch.setattr(harness_graders, "CODE_METHODS", (*harness_graders.CODE_METHODS, "fuzzy_match"))
     assert {"eval-yaml: tests[].brand_new_field", "harness: eval_suite.config.warp_speed",
-            "promptfoo: tests[].options.turbo", "agentv-v5: owner", "evals.json: evals[].weight"} <= (
+            "promptfoo: tests[].options.turbo", "agentv-v5: owner", "evals.json: evals[].weight",
+            "harness: test case.grader.type: robot", "harness: test case.grader.config.method: fuzzy_match"} <= (
         accepted_fields() - registry().keys())
 
 
@@ -228,3 +270,75 @@ def test_the_exported_schema_knows_every_eval_yaml_key() -> None:
     assert eval_yaml_fields.EXECUTION_KEYS <= _props(schema["properties"]["execution"])
     assert set(Settings.model_fields) <= _props(schema["properties"]["settings"])
     assert set(Workspace.model_fields) <= _props(schema["properties"]["workspace"])
+
+
+# ---- probes: a name a position does not use is refused, never accepted and dropped ------------
+
+GRADED_CASE = "- id: g\n  input: {content: a}\n  expected: {type: exact, value: a}\n  grader: %s\n"
+COMPARED_CASE = "- id: r\n  baseline: {output: {a: 1}}\n  current: %s\n  comparison: %s\n"
+HYBRID = ('{"version": "2.0", "testCases": [{"id": "c", "name": "n", "input": {"prompt": "p"}, '
+          '"expected": {"output": "o", "patterns": ["o"]}, "evaluation": {"strategy": "hybrid", "weights": %s}}]}')
+LAYOUT = "eval_suite:\n  name: s\n  environment: staging\n  evals:\n    - {id: g, input: {content: a}}\n"
+# (position, files to write, the name the refusal must quote). Every position of _nested_fields()
+# has one; a per-method probe also checks the grader's `config` reaches the assertion's own check.
+PROBES = [
+    ("tests.json: testCases[].evaluation.weights", {"tests.json": HYBRID % '{"exact": 1}'}, "'exact'"),
+    ("harness: test case.grader", {"s.yaml": GRADED_CASE % "{type: code, kind: x}"}, "'kind'"),
+    ("harness: test case.grader.type", {"s.yaml": GRADED_CASE % "{type: robot}"}, "'robot'"),
+    ("harness: test case.grader.config.method", {"s.yaml": GRADED_CASE % "{config: {method: fuzzy_match}}"},
+     "'fuzzy_match'"),
+    *[(f"harness: test case.grader.config.method: {m}",
+       {"s.yaml": GRADED_CASE % f"{{type: code, config: {{method: {m}, stricct: true}}}}"}, "'stricct'")
+      for m in harness_graders.CODE_METHODS],
+    *[(f"harness: test case.grader.type: {t}",
+       {"s.yaml": GRADED_CASE % f"{{type: {t}, config: {{rubric: r, stricct: true}}}}"}, "'stricct'")
+      for t in ("model", "human")],
+    ("harness: test case.expected", {"s.yaml": GRADED_CASE.replace("value: a}", "value: a, alt: [b]}") % "{}"},
+     "'alt'"),
+    ("harness: test case.expected.type", {"s.yaml": GRADED_CASE.replace("type: exact", "type: exactly") % "{}"},
+     "'exactly'"),
+    ("harness: test case.comparison", {"s.yaml": COMPARED_CASE % ("{input: x}", "{type: structural, ignore: [a]}")},
+     "'ignore'"),
+    ("harness: test case.comparison.type", {"s.yaml": COMPARED_CASE % ("{input: x}", "{type: fuzzy}")}, "'fuzzy'"),
+    ("harness: test case.comparison.options",
+     {"s.yaml": COMPARED_CASE % ("{input: x}", "{type: structural, options: {require: [a]}}")}, "'require'"),
+    ("harness: test case.comparison.tolerance",
+     {"s.yaml": COMPARED_CASE % ("{input: x}", "{type: structural, tolerance: {min_delta: 1}}")}, "'min_delta'"),
+    ("harness: test case.comparison.tolerance (numeric)",
+     {"s.yaml": COMPARED_CASE % ("{input: x}", "{type: numeric, tolerance: {a: {min_dleta: 1}}}")}, "'min_dleta'"),
+    ("harness: test case.current", {"s.yaml": COMPARED_CASE % ("{input: x, run: y}", "{type: exact}")}, "'run'"),
+    ("harness: test case.current.execution",
+     {"s.yaml": COMPARED_CASE % ("{input: x, execution: {type: http}}", "{type: exact}")}, "current.execution"),
+    ("harness: suite folder config/thresholds.yaml",
+     {"s.yaml": LAYOUT, "config/thresholds.yaml": "pass_rte: 0.5\n"}, "'pass_rte'"),
+    ("harness: suite folder config/graders.yaml", {"s.yaml": LAYOUT, "config/graders.yaml": "a: {}\n"},
+     "config/graders.yaml is not read"),
+]
+
+
+@pytest.mark.parametrize("position, files, quoted", PROBES, ids=[p[0] for p in PROBES])
+def test_a_name_a_position_does_not_use_is_refused(position: str, files: dict[str, str], quoted: str,
+                                                    tmp_path: Path) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(tmp_path / next(iter(files)))
+    (line,) = [e for e in str(caught.value).splitlines() if quoted in e]
+    assert re.match(r"^\S+:\d+: ", line), line  # file and line, then the field path and why
+
+
+def _position(field: str) -> str:
+    """Where a nested name sits: ``...grader.type: code`` -> ``...grader.type``,
+    ``...weights.custom`` -> ``...weights``; a layout file is its own position."""
+    if "suite folder" in field:
+        return field
+    head, _, value = field.rpartition(": ")
+    return head if "." not in value else field.rsplit(".", 1)[0]
+
+
+def test_every_nested_position_has_a_probe() -> None:
+    """A position added to _nested_fields() without a probe fails here."""
+    positions = {_position(f) for f in _nested_fields()}
+    probed = {p[0] for p in PROBES}
+    assert positions <= probed, sorted(positions - probed)

@@ -149,6 +149,7 @@ def test_profile_default_strategy(tmp_path: Path, profile: str, expected: dict[s
                                   types: list[str]) -> None:
     f = write_json(tmp_path / "s" / "tests.json",
                    v2({"id": "c1", "name": "n", "input": {"prompt": "p"}, "expected": expected}, profile=profile))
+    (tmp_path / "s" / "check.py").write_text("print('{\"score\": 1}')\n")  # a missing script is refused
     suite, _ = load_suite(f)
     assert [a.type for a in suite.tests[0].assertions] == types
 
@@ -173,6 +174,7 @@ def test_creative_profile_defaults_to_the_seed_rubric(tmp_path: Path) -> None:
 def test_flexible_and_enterprise_profiles(tmp_path: Path, profile: str, expected: dict, types: list) -> None:
     f = write_json(tmp_path / "s" / "tests.json",
                    v2({"id": "c1", "name": "n", "input": {"prompt": "p"}, "expected": expected}, profile=profile))
+    (tmp_path / "s" / "check.py").write_text("print('{\"score\": 1}')\n")  # a missing script is refused
     suite, _ = load_suite(f)
     assert [a.type for a in suite.tests[0].assertions] == types
     if profile == "flexible":

@@ -1,5 +1,5 @@
-"""Which suite file a skill folder is evaluated from (issue 19): a second one is named
-in a warning (stored in `suites.warnings` like every load warning), a link loop is an error."""
+"""Which suite file a skill folder is evaluated from (issues 19, 30): a second suite file is
+refused naming both (one suite per package), a link loop is an error."""
 
 from __future__ import annotations
 
@@ -28,14 +28,27 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_second_suite_file_is_named_in_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_suite_file_is_refused_naming_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 item 10: running eval.yaml and ignoring eval/tests.json lost half the author's
+    tests behind a warning; a package holds one suite, and both files are named in one line."""
     root = folder(tmp_path)
-    loaded = load_skill(root, datasets_dir=None, extract_dir=tmp_path / "x")
-    assert [c.id for c in loaded.suite.tests] == ["a"]  # eval.yaml comes first
-    (warning,) = [w for w in loaded.warnings if "several suite files" in w]
-    assert "eval.yaml" in warning and "eval/tests.json" in warning and "ignoring eval/tests.json" in warning
-    assert main(["validate", str(root)]) == 0
-    assert "ignoring eval/tests.json" in capsys.readouterr().err
+    with pytest.raises(SpecErrors, match=r"twofiles: \(root\): several suite files: eval.yaml and eval/tests.json"):
+        load_skill(root, datasets_dir=None, extract_dir=tmp_path / "x")
+    assert main(["validate", str(root)]) != 0
+    captured = capsys.readouterr()
+    (line,) = [x for x in (captured.out + captured.err).splitlines() if "several suite files" in x]
+    assert "eval.yaml and eval/tests.json" in line and "one suite file per skill package" in line
+    (root / "eval" / "tests.json").unlink()
+    assert [c.id for c in load_skill(root, datasets_dir=None, extract_dir=tmp_path / "x").suite.tests] == ["a"]
+
+
+def test_a_file_the_suite_names_is_no_second_suite(tmp_path: Path) -> None:
+    """A prompt file a promptfoo config reads (`file://prompt.json`) is part of that suite."""
+    root = folder(tmp_path)
+    (root / "eval" / "tests.json").unlink()
+    (root / "eval.yaml").write_text(EVAL_YAML.replace("input: hi", "input: hi  # see prompt.json"))
+    (root / "prompt.json").write_text('{"name": "p", "content": "hi", "evaluationMode": "llm"}')
+    assert [c.id for c in load_skill(root, datasets_dir=None, extract_dir=tmp_path / "x").suite.tests] == ["a"]
 
 
 def test_a_suite_link_loop_is_named(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from eval_pipelines.suite.models import (
     Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials,
 )
 from eval_pipelines.suite.paths import PathPolicy
+from eval_pipelines.suite.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 from eval_pipelines.suite.source import Document
 
 NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
@@ -173,6 +174,10 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         ctx.error(doc, ("thresholds",), "invalid thresholds", "a mapping of metric name to number")
         thresholds = {}
     for key, value in list(thresholds.items()):
+        if (problem := threshold_name_problem(key)) is not None:  # else every run fails "missing"
+            ctx.error(doc, ("thresholds", key), problem, EXPECTED_THRESHOLD)
+            thresholds.pop(key)
+            continue
         # NaN would crash the gate after the model calls were paid; a negative minimum disables it.
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             ctx.error(doc, ("thresholds", key), f"invalid threshold {value!r}",

@@ -24,6 +24,10 @@ from typing import Any
 
 from eval_pipelines.suite.assertions import parse_assertion
 from eval_pipelines.suite.errors import SpecError, SpecErrors
+from eval_pipelines.formats.harness.graders import (
+    check_comparison, check_current, check_expected, check_grader,
+)
+from eval_pipelines.formats.harness.layout import layout_thresholds
 from eval_pipelines.formats.harness.suite import (
     SUITE_CONFIG_KEYS, HarnessContext as _Ctx, suite_config, suite_reporting, suite_thresholds,
 )
@@ -112,15 +116,15 @@ def _expected_assertions(expected: dict[str, Any], grader: dict[str, Any]) -> li
             **config,
         })
     elif method == "structural_match":
-        items.append({"type": "structural"})
+        items.append({"type": "structural", **config})  # `strict` and the other options apply
     elif kind == "contains" or method == "contains":
-        items.append({"type": "contains", "value": value})
+        items.append({"type": "contains", "value": value, **config})
     elif kind == "semantic" and isinstance(value, dict) and ({"must_include", "must_not_include"} & value.keys()):
         items.append({"type": "must_include", **{k: value[k] for k in ("must_include", "must_not_include") if k in value}})
     elif kind == "semantic":
         items.append({"type": "semantic_sim", "value": _text(value)})
     elif kind == "exact" or method == "exact_match":
-        options = {k: config[k] for k in ("case_sensitive", "trim_whitespace", "normalize_newlines") if k in config}
+        options = config  # case_sensitive, trim_whitespace, normalize_newlines; `equals` refuses others
         alternatives = expected.get("alternatives") or []
         if alternatives:
             items.append({"type": "composite", "aggregator": "any", "assert": [
@@ -187,6 +191,13 @@ class _Loader:
         if not isinstance(grader, dict):
             ctx.error(doc, path + ("grader",), "invalid grader", "a mapping with `type` and `config`")
             return
+        checked = [check_grader(ctx, doc, path + ("grader",), grader),
+                   check_expected(ctx, doc, path + ("expected" if "expected" in raw else "expected_output",),
+                                  raw.get("expected", raw.get("expected_output"))),
+                   check_current(ctx, doc, path + ("current",), raw.get("current")),
+                   comparison is None or check_comparison(ctx, doc, path + ("comparison",), comparison)]
+        if not all(checked):
+            return
         items = _expected_assertions(expected, grader)
         baseline_value = None
         if isinstance(comparison, dict):
@@ -196,8 +207,14 @@ class _Loader:
                 ctx.error(doc, path + ("baseline",), "a comparison needs a baseline",
                           "baseline.output (or baseline.response)")
                 return
-            items = _comparison_assertions(comparison, baseline_value) + [
-                i for i in items if i["type"] not in ("structural",)]
+            compared = _comparison_assertions(comparison, baseline_value)
+            for item in [i for i in items if i["type"] == "structural"]:
+                items.remove(item)
+                if compared[0]["type"] == "structural":  # the grader's options (`strict`) join the comparison
+                    compared[0].update({k: v for k, v in item.items() if k != "type"})
+                else:
+                    compared.append({**item, "baseline": baseline_value})
+            items = compared + items
         if not items and grader.get("type") not in (None, "code"):
             ctx.error(doc, path + ("grader",), f"unsupported grader {grader.get('type')!r}", "code, model or human")
             return
@@ -211,7 +228,8 @@ class _Loader:
             return
         assertions: list[Assertion] = []
         for i, item in enumerate(items):
-            where = path + (("comparison",) if comparison and i == 0 else ("grader",) if grader else ("expected",))
+            where = path + (("comparison",) if comparison and i == 0 else
+                            ("grader", "config") if grader.get("config") else ("grader",) if grader else ("expected",))
             parsed = parse_assertion(item, doc, where, ctx.errors)
             if parsed is not None:
                 assertions.append(parsed)
@@ -294,7 +312,10 @@ class _Loader:
             entry.setdefault("name", meta.get("name"))
             entry["baseline"] = {"output": (data.get("baseline") or {}).get(
                 "response", (data.get("baseline") or {}).get("output"))}
-            if "grader" in data and "grader" not in entry and not entry.get("comparison"):
+            if "grader" in data and "grader" not in entry:
+                # With a comparison too: the grader's config (`strict`) shapes the structural match.
+                if not check_grader(ctx, doc, ("grader",), data["grader"]):
+                    return
                 entry["grader"] = data["grader"]
             self.add_case(doc, path + ("test_case",), entry, eval_type or "regression", meta, timeout_s)
         else:
@@ -324,7 +345,12 @@ def load_harness(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
         config = ctx.config(doc, ("eval_suite", "config"), suite_raw.get("config"), SUITE_CONFIG_KEYS)
         suite_settings, trials = suite_config(ctx, doc, config)
         reporting = suite_reporting(ctx, doc, suite_raw.get("reporting"))
-        thresholds, trials = suite_thresholds(ctx, doc, suite_raw, trials)
+        # Seed 003's layout: config/thresholds.yaml beside the suite (its own `thresholds` win).
+        layout = layout_thresholds(ctx, doc, suite_raw.get("environment"))
+        own = suite_raw.get("thresholds")
+        thresholds, trials = suite_thresholds(
+            ctx, doc, {**suite_raw, "thresholds": layout | own if layout and isinstance(own, dict) else own or layout},
+            trials)
         evals = suite_raw.get("evals")
         if not isinstance(evals, list) or not evals:
             ctx.error(doc, ("eval_suite", "evals"), "no evals", "a list of {$ref: path} or inline evals")

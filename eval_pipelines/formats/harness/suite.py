@@ -20,6 +20,7 @@ from eval_pipelines.suite.errors import SpecError, accepted_not_used, unknown_fi
 from eval_pipelines.suite.models import Reporting
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 
 # Seed 003 "Common Thresholds" table: (pass@1, pass@k, pass^k).
 ENVIRONMENT_THRESHOLDS = {
@@ -102,7 +103,9 @@ def suite_thresholds(ctx: HarnessContext, doc: Document, raw: dict[str, Any],
         ctx.error(doc, ("eval_suite", "thresholds"), "invalid thresholds", "a mapping of metric to minimum")
         thresholds = {}
     for name, value in thresholds.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+        if (problem := threshold_name_problem(name)) is not None:
+            ctx.error(doc, ("eval_suite", "thresholds", name), problem, EXPECTED_THRESHOLD)
+        elif not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
             ctx.error(doc, ("eval_suite", "thresholds", name), f"invalid threshold {value!r}", "a number in [0, 1]")
         else:
             out[str(name)] = float(value)

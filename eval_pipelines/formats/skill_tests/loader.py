@@ -7,6 +7,7 @@ each case its default strategy when ``evaluation.strategy`` is absent.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -168,7 +169,7 @@ class _Loader:
             self.error(exp_path + ("patterns",), "required for strategy regex_match", "a list of patterns")
         if strategy == "json_schema" and "jsonSchema" not in expected:
             self.error(exp_path + ("jsonSchema",), "required for strategy json_schema", "a JSON Schema")
-        weights = evaluation.get("weights") or {}
+        weights = self.weights(evaluation.get("weights"), [item["name"] for item, _ in raw], path)
         out = []
         for item, item_path in raw:
             if item["name"] in weights:
@@ -177,6 +178,24 @@ class _Loader:
             if parsed is not None:
                 out.append(parsed)
         return out
+
+    def weights(self, raw: Any, names: list[str], path: tuple[Any, ...]) -> dict[str, Any]:
+        """``evaluation.weights``: each key names one of this case's assertions (a strategy name);
+        a key naming none would leave every assertion at weight 1, so it is refused."""
+        where = path + ("evaluation", "weights")
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            self.error(where, f"got {type(raw).__name__}", "a mapping of strategy name to weight")
+            return {}
+        for key in raw:
+            if key not in names:
+                # A looser match than field names: `regexx` is meant for `regex_match`.
+                guess = next(iter(difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)), None)
+                self.error(where + (key,), f"{key!r} names no assertion of this case"
+                           + (f"; did you mean {guess!r}?" if guess else ""),
+                           "one of " + (", ".join(names) or "(none: the case has no assertion)"))
+        return raw
 
     def case(self, raw: Any, i: int, profile: str) -> TestCase | None:
         self.profile = profile

@@ -34,14 +34,15 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.grading.graders._typescript import TYPESCRIPT, missing_runtime, typescript_runner
 from eval_pipelines.suite.models import PASS_THRESHOLD
 STDERR_TAIL_CHARS = 500
 RUNNERS = {".py": "python", ".js": "node", ".mjs": "node", ".cjs": "node", ".sh": "sh"}
-TYPESCRIPT = (".ts", ".mts", ".cts", ".tsx")
 
 
 class CodeJudgeParams(Params):
-    # A file run by its extension (.py with python, .js/.mjs/.cjs with node) ...
+    # A file run by its extension (.py with python, .js/.mjs/.cjs with node, .ts with a
+    # TypeScript runtime: _typescript.py) ...
     script: str | None = None
     # ... or AgentV's spelling: a command line or argv list, e.g. [bun, run, judge.ts].
     command: str | list[str] | None = None
@@ -167,11 +168,13 @@ def _program(params: CodeJudgeParams, base: Path) -> tuple[list[str], dict[str, 
     if params.script is not None:
         path = _resolve(base, params.script)
         suffix = path.suffix.lower()
-        if suffix in TYPESCRIPT:
-            raise _Problem(f"TypeScript judges need a command (e.g. [bun, run, {path.name}]); "
-                           f"`script` runs .py with python and .js/.mjs/.cjs with node")
         if not path.is_file():
             raise _Problem(f"judge script not found: {path}")
+        if suffix in TYPESCRIPT:
+            typescript = typescript_runner(suffix)
+            if typescript is None:
+                raise _Problem(missing_runtime(suffix))
+            return [*typescript, path.name], {path.name: _read(path)}
         runner = RUNNERS.get(suffix)
         if runner is None and not os.access(path, os.X_OK):
             raise _Problem(f"don't know how to run judge script {path}: use .py, .js, .mjs, .cjs "

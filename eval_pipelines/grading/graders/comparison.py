@@ -7,7 +7,8 @@ writes ``users.*.id`` for a baseline whose users sit under ``body``). Keys in
 entirely, fields matching ``ignore_values`` only need to exist; other leaves
 must be equal, except that ``{{any_string}}``-style placeholders in the
 baseline match any value of that kind. ``allow_additional_fields`` and
-``allow_field_reordering`` (lists compared as multisets) relax the match.
+``allow_field_reordering`` (lists compared as multisets) relax the match;
+``strict: true`` turns both off unless they are given.
 
 ``numeric``: numeric leaves may move by at most ``min_delta``/``max_delta``
 (per field or for all fields).
@@ -80,6 +81,14 @@ class StructuralParams(Params):
     ignore_values: list[str] = []
     allow_additional_fields: bool = True
     allow_field_reordering: bool = True
+    # Seed 003 `strict: true`: the shape must be the baseline's exactly - no additional
+    # fields and the same order - unless an `allow_*` option is given explicitly.
+    strict: bool = False
+
+    def allows(self, option: str) -> bool:
+        if option in self.model_fields_set or not self.strict:
+            return bool(getattr(self, option))
+        return False
 
 
 def _canonical(value: Any) -> str:
@@ -117,11 +126,11 @@ class _Differ:
                         self.diffs.append(f"{child}: missing")
                     continue
                 self.compare(value, actual[key], child)
-            if not self.p.allow_additional_fields:
+            if not self.p.allows("allow_additional_fields"):
                 for key in actual.keys() - base.keys():
                     if not self.skip(join(path, key)):
                         self.diffs.append(f"{join(path, key)}: not in the baseline")
-            if not self.p.allow_field_reordering and list(base) != [k for k in actual if k in base]:
+            if not self.p.allows("allow_field_reordering") and list(base) != [k for k in actual if k in base]:
                 self.diffs.append(f"{path or '$'}: field order changed")
             return
         if isinstance(base, list):
@@ -135,7 +144,7 @@ class _Differ:
                 for i, item in enumerate(actual):
                     self.compare(base[0], item, join(path, i))
                 return
-            if self.p.allow_field_reordering and not any(isinstance(b, (dict, list)) for b in base):
+            if self.p.allows("allow_field_reordering") and not any(isinstance(b, (dict, list)) for b in base):
                 if Counter(map(_canonical, base)) != Counter(map(_canonical, actual)):
                     self.diffs.append(f"{path or '$'}: items differ (order ignored)")
                 return
