@@ -9,6 +9,9 @@ through the functions below rather than writing its own messages:
   option, a concurrency setting our engine decides): accepted, with a stored warning that names it.
 * **without effect** (:func:`without_effect`): the tool's own schema drops it, or it has nothing to
   act on here: accepted, with a stored warning.
+* **ignored by the tool too** (:func:`ignored_fields`): a key the tool's own code never reads
+  (skill-creator's tools read no key of ``evals.json`` beyond those its schema documents): accepted,
+  kept, with a stored warning; a key close to one the tool reads is refused with "did you mean".
 * **unknown** (:func:`unknown_fields`): a key the family does not list. Refused in one line with
   the closest known key ("did you mean"), so that a misspelling of a field the tool reads is not
   silently lost.
@@ -22,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
+from eval_pipelines.suite.errors import accepted_not_used, closest_key, unknown_field
 from eval_pipelines.suite.source import Document
 
 
@@ -29,6 +33,30 @@ def unknown_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
                    known: Iterable[str]) -> None:
     """Refuse every key of ``raw`` not in ``known``, each at its own line, with a "did you mean"."""
     ctx.unknown_keys(doc, path, raw, set(known))
+
+
+def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
+                   known: Iterable[str], tool: str, kept_in: str | None) -> dict[str, Any]:
+    """Keys of ``raw`` the tool's own code never reads (not in ``known``): accepted with a stored
+    warning and returned, to be kept where the caller says (``kept_in``); a key close to a known
+    one is a likely misspelling of a field the tool reads, refused with its "did you mean"."""
+    known = set(known)
+    kept: dict[str, Any] = {}
+    for key in raw:
+        if key in known:
+            continue
+        if closest_key(key, known):
+            ctx.error(doc, path + (key,), unknown_field(key, known))
+        else:
+            kept[key] = raw[key]
+            ignored_field(ctx, doc, path + (key,), tool, kept_in)
+    return kept
+
+
+def ignored_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], tool: str, kept_in: str | None) -> None:
+    """The stored warning for one field the tool ignores too (and where its value is kept, if anywhere)."""
+    kept = f"; stored in {kept_in}" if kept_in else ""
+    ctx.warnings.append(accepted_not_used(doc, path, f"{tool}'s tools ignore it{kept}"))
 
 
 def not_used(ctx: LoadContext, doc: Document, field: str, why: str) -> None:

@@ -21,12 +21,13 @@ from eval_pipelines.suite.models import Suite
 from eval_pipelines.suite.package import SkillPackage, inside_package, open_package, suite_files
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.formats.prompt_modes.loader import is_prompt_modes, load_prompt_modes
-from eval_pipelines.formats.skills.evals_json import is_skill_evals, load_skill_evals
+from eval_pipelines.formats.skills.evals_json import (is_skill_evals, load_skill_evals,
+                                                        refuse_files_for_chat_targets)
 from eval_pipelines.formats.skill_tests.loader import load_skill_tests
 from eval_pipelines.suite.source import Document, load_document, read_text
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
-from eval_pipelines.run.targets.config import (OpenAITargetConfig, TargetConfig, TargetsFile, load_targets_file,
-                                               mark_declared_by, refuse_declared_by)
+from eval_pipelines.run.targets.config import (AgentTargetConfig, OpenAITargetConfig, TargetConfig, TargetsFile,
+                                               load_targets_file, mark_declared_by, refuse_declared_by)
 
 PROMPTFOO_KEYS = {"prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"}
 
@@ -160,7 +161,9 @@ def load_skill(
         raise SpecErrors.single(package.root, f"several suite files: {' and '.join(rel)}",
                                 expected="one suite file per skill package (merge the tests into one, "
                                 "or move the others out of the package)")
-    policy = PathPolicy(allowed_roots=(package.root,), datasets_dir=datasets_dir)
+    # The plugin layout's evals sit at the repository root, beside `skills/<name>/`: their files are read there.
+    roots = (package.root,) if suite_file.is_relative_to(package.root) else (package.root, suite_file.parent.parent)
+    policy = PathPolicy(allowed_roots=roots, datasets_dir=datasets_dir)
     suite, warnings = load_suite(suite_file, policy)
     if suite.name in (suite_file.stem, suite_file.parent.name, suite_file.parent.parent.name):
         suite.name = package.name  # the suite named itself after a file or folder: use the skill's name
@@ -184,6 +187,7 @@ def load_skill(
         targets.setdefault(config.name, config)
         own.append(config.name)
     bind_targets(suite, suite_file, targets, own=own)
+    refuse_files_for_chat_targets(suite, targets)
     warnings += _unused_by_targets(suite, targets) + withheld_key_warnings(suite, targets)
     return LoadedSkill(package, suite, targets, warnings)
 
@@ -221,7 +225,7 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
 def withheld_key_warnings(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
     """A stored warning for each target or judge whose key will not be sent (key_policy.py)."""
     used = sorted({n for case in suite.tests for n in suite.targets_for(case)} | ({suite.judge} - {None}))
-    configs = [(n, targets[n]) for n in used if isinstance(targets.get(n), OpenAITargetConfig)]
+    configs = [(n, targets[n]) for n in used if isinstance(targets.get(n), (OpenAITargetConfig, AgentTargetConfig))]
     return [f"target {name}: {reason}" for name, config in configs
             if (reason := withheld_key_reason(config, os.environ)) is not None]
 

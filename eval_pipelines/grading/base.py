@@ -72,6 +72,10 @@ class GradeInput:
     grade_nested: "Callable[..., Awaitable[Grade]] | None" = None
     # The output's OpenTelemetry trace in a traced suite (promptfoo `context.trace`), else None.
     otel: "OutputTrace | None" = None
+    # An agent run's output files and transcript (ModelOutput.files / .transcript): `output_file`
+    # grades a file's content; model-graded assertions show both to the judge (_judging.agent_evidence).
+    files: list[dict[str, Any]] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,7 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
                                   logprobs=None if output.logprobs is None else tuple(output.logprobs)),
         trace=output.trace, suite_dir=suite_dir, judge=judge, baseline_output=context.baseline_for(key),
         workspace=context.workspace, human_ratings=context.ratings_for(key, text), otel=output.otel,
+        files=output.files, transcript=output.transcript,
     )
 
 

@@ -16,6 +16,7 @@ from eval_pipelines.suite.models import Suite, TestCase, with_answers
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import (
+    AgentTargetConfig,
     CommandTargetConfig,
     OpenAITargetConfig,
     ReplayTargetConfig,
@@ -44,6 +45,10 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
         return ReplayTarget(config, base_dir)
     if isinstance(config, CommandTargetConfig):
         return CommandTarget(config, base_dir, extra_env)
+    if isinstance(config, AgentTargetConfig):
+        from eval_pipelines.run.targets.agent.loop import AgentTarget
+
+        return AgentTarget(config, base_dir, **connection(config, env)._asdict())
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
@@ -84,7 +89,25 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         max_steps=case.max_steps or suite.max_steps or DEFAULT_MAX_STEPS,
         response_schema=suite.response_schema,
         model_settings=settings,
+        input_files=tuple(case.input_files),
     )
+
+
+def files_refusal(case: TestCase, target: Target) -> str | None:
+    """Why a target that is not an agent cannot run this case: an input file its prompt could not
+    inline (binary, a directory's file). None when it can."""
+    left = next((f for f in case.input_files if not f.inlined), None)
+    if left is None:
+        return None
+    from eval_pipelines.run.targets.agent.loop import AgentTarget
+
+    if isinstance(_uncached(target), AgentTarget):
+        return None
+    plain = _uncached(target)
+    kind = {"OpenAITarget": "openai", "CommandTarget": "command", "ReplayTarget": "replay"}.get(
+        type(plain).__name__, type(plain).__name__)
+    return (f"input file {left.path} ({left.reason or 'not text'}) cannot be given to target "
+            f"{target.name!r} (type: {kind}): only an agent target (type: agent) takes such files")
 
 
 # Grades one output as the pipeline will (True: the case passed). Given by the stage
@@ -172,6 +195,9 @@ async def collect_outputs(
                 return ModelOutput(case.id, target_name, trial, None, attempts=0,
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
+            refused = files_refusal(case, target)
+            if refused:
+                return ModelOutput(case.id, target_name, trial, None, error=refused, attempts=0)
             request = traced_request(suite, case, _request(suite, case, trial))
             result = await _generate(target, request, case, target_name, trial, pause, redact_patterns)
             result.answers = answers

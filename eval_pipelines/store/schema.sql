@@ -224,6 +224,14 @@ ALTER TABLE response_cache ADD COLUMN IF NOT EXISTS logprobs JSON;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS trace_id VARCHAR;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS spans JSON;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS trace_error VARCHAR;
+-- files / transcript / run_metrics / limits - an agent target's run (run/targets/agent/): the files it
+-- created or changed in its workspace (path, size, sha256, text up to a limit), its transcript (messages
+-- and tool calls, each cut at a limit), its metrics (turns, tool calls per tool, tokens, cost, wall time,
+-- errors) and the limits it ran under; NULL for other targets.
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS files JSON;
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS transcript JSON;
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS run_metrics JSON;
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS limits JSON;
 
 -- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
 -- so a changed dataset is visible between runs.

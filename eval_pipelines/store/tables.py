@@ -142,7 +142,13 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
 
 OUTPUT_COLUMNS = ["test_id", "target", "trial", "output", "error", "latency_ms", "prompt_tokens",
                   "completion_tokens", "cost_usd", "cached", "attempts", "llm_calls", "tool_calls", "trace",
-                  "created_at", "finish_reason", "logprobs", "trace_id", "spans", "trace_error"]
+                  "created_at", "finish_reason", "logprobs", "trace_id", "spans", "trace_error",
+                  "files", "transcript", "run_metrics", "limits"]
+
+
+def _json_or_none(value: Any) -> Any:
+    text = val(value)
+    return json.loads(text) if isinstance(text, str) else None
 
 
 def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id: str | None,
@@ -156,6 +162,10 @@ def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id:
         "finish_reason": o.finish_reason, "logprobs": None if o.logprobs is None else to_json(o.logprobs),
         "trace_id": o.otel.trace_id if o.otel else None, "spans": spans_to_json(o.otel.spans) if o.otel else None,
         "trace_error": o.otel.error if o.otel else None,
+        # Agent runs only (run/targets/agent/): NULL for every other target.
+        "files": to_json(o.files) if o.files else None, "transcript": to_json(o.transcript) if o.transcript else None,
+        "run_metrics": None if o.run_metrics is None else to_json(o.run_metrics),
+        "limits": None if o.limits is None else to_json(o.limits),
     } for o in outputs]
     return _frame(rows, partition, run_id, suite, OUTPUT_COLUMNS)
 
@@ -176,6 +186,8 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         finish_reason=val(r.get("finish_reason")),
         logprobs=json.loads(r["logprobs"]) if isinstance(val(r.get("logprobs")), str) else None,
         otel=_otel(r),
+        files=_json_or_none(r.get("files")) or [], transcript=_json_or_none(r.get("transcript")) or [],
+        run_metrics=_json_or_none(r.get("run_metrics")), limits=_json_or_none(r.get("limits")),
     ) for r in rows.to_dict("records")]
 
 

@@ -254,6 +254,16 @@ class PromptModelSettings(Model):
     response_format: dict[str, Any] | None = None
 
 
+class InputFile(Model):
+    """A file a case gives its target (skill-creator's eval ``files``): agent targets find it in their
+    workspace at ``path``; chat targets get text files inlined in the prompt and cannot take the others."""
+
+    path: str  # where it goes in the workspace, relative (as the suite wrote it; a directory's files below it)
+    source: str  # the file on disk it is copied from
+    inlined: bool  # its text is already in the case's prompt (a chat target needs nothing more)
+    reason: str | None = None  # why it is not inlined (binary, a directory's file), for a chat target's error
+
+
 class TestCase(Model):
     __test__ = False  # not a pytest class
 
@@ -291,6 +301,8 @@ class TestCase(Model):
     # ``output_mark(id)``; the model phase waits for them (same target, same trial) and
     # sends ``with_answers(case, ...)``. Graders see the filled case too.
     after: list[str] = Field(default_factory=list)
+    # Files staged into an agent target's workspace (skill-creator's eval `files`).
+    input_files: list[InputFile] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod

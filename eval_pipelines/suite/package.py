@@ -205,6 +205,10 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
     elif source.is_dir():
         root = source
         content_hash = folder_hash(source)
+        plugin = plugin_evals(source)
+        if plugin is not None and not (source / "evals" / "evals.json").exists():
+            # The plugin layout: the evals (and their files) are part of what a version is.
+            content_hash = hashlib.sha256((content_hash + folder_hash(plugin.parent)).encode()).hexdigest()
     else:
         raise SpecErrors.single(source, "not a skill folder or .zip package")
     skill_md = root / "SKILL.md"
@@ -267,8 +271,40 @@ def suite_files(root: Path) -> list[Path]:
                                     + ", ".join(str(p.relative_to(root)) for p in agentv),
                                     expected="one *.eval.yaml per skill package (or an eval.yaml naming the suite)")
         found += [inside_package(root, p) for p in agentv]
+    if not found and (plugin := plugin_evals(root)) is not None:
+        found.append(plugin)
     if not found:
         raise SpecErrors.single(root, "no eval suite found",
                                 expected="one of " + ", ".join(SUITE_CANDIDATES)
                                 + ", evals/evals.json or a single *.eval.yaml")
     return found
+
+
+def plugin_evals(root: Path) -> Path | None:
+    """A plugin repository's ``evals/evals.json`` for the skill at ``<repo>/skills/<name>/`` (``root``):
+    the plugin layout, where the evals sit at the repository's root. It belongs to this skill when its
+    ``skill_name`` names it, or when it names none and this is the repository's only skill."""
+    import json
+
+    if root.parent.name != "skills":
+        return None
+    evals = root.parent.parent / "evals" / "evals.json"
+    if not evals.is_file() or evals.is_symlink():
+        return None
+    try:
+        data = json.loads(evals.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return evals  # the loader reports what is wrong with it
+    named = data.get("skill_name") if isinstance(data, dict) else None
+    if isinstance(named, str):
+        return evals if named == root.name or _skill_md_name(root) == named else None
+    skills = [d for d in root.parent.iterdir() if (d / "SKILL.md").is_file()]
+    return evals if skills == [root] else None
+
+
+def _skill_md_name(root: Path) -> str | None:
+    try:
+        meta, _ = parse_front_matter(read_text(root / "SKILL.md"), root / "SKILL.md")
+    except SpecErrors:
+        return None
+    return meta.get("name") if isinstance(meta.get("name"), str) else None

@@ -69,7 +69,8 @@ def test_agentv_spelling_assertions_is_read_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("evals, message", [
-    ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "weight": 2}]}, "unknown field 'weight'"),
+    ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "expected_outptu": "y"}]},
+     "unknown field 'expected_outptu'; did you mean 'expected_output'?"),
     ({"evals": [{"id": 1, "prompt": "", "expectations": ["x"]}]}, "invalid prompt"),
     ({"evals": [{"id": 1, "prompt": "p"}]}, "nothing to grade"),
     ({"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/nope.txt"], "expectations": ["x"]}]},
@@ -96,3 +97,72 @@ def test_a_skill_package_carrying_evals_json_loads_like_any_other(tmp_path: Path
     (root / "evals" / "evals.json").write_text('{"evals": [{"id": 1}]}', encoding="utf-8")
     assert main(["validate", str(root)]) == EXIT_INVALID
     assert "evals[0].prompt: required field is missing" in capsys.readouterr().out
+
+
+def test_real_world_spellings_load_and_ignored_keys_are_kept_with_a_warning(tmp_path: Path) -> None:
+    """Issue 31: `name`, expectations as `{text}` objects, `files` as `{path, ...}`, a top-level list,
+    a `cases` wrapper; keys skill-creator's tools ignore are metadata with a stored warning."""
+    root = skill(tmp_path / "s", {"skill_name": "csv-summary", "evals": [
+        {"id": 1, "name": "Top region", "prompt": "Which region sold most?", "weight": 2,
+         "files": [{"path": "evals/files/sales.csv", "purpose": "the data"}],
+         "expectations": [{"id": "e1", "text": "Names the south region"}, "Gives the number 20"]}]})
+    suite, warnings = load_suite(root / "evals" / "evals.json")
+    (case,) = suite.tests
+    assert case.name == "Top region"
+    assert [c["outcome"] for c in case.assertions[0].config["criteria"]] == [
+        "Names the south region", "Gives the number 20"]
+    assert case.metadata == {"weight": 2, "files": [{"path": "evals/files/sales.csv", "purpose": "the data"}]}
+    assert [f.path for f in case.input_files] == ["evals/files/sales.csv"]
+    assert "south,20" in case.input[0].content
+    assert any(w.startswith("accepted, not used: evals[0].weight: skill-creator's tools ignore it") for w in warnings)
+    assert any(w.startswith("accepted, not used: evals[0].files[0].purpose") for w in warnings)
+    evals = root / "evals" / "evals.json"
+    evals.write_text(json.dumps([{"id": 1, "prompt": "p", "assertions": ["x"]}]))
+    assert [t.id for t in load_suite(evals)[0].tests] == ["1"]
+    evals.write_text(json.dumps({"skill_name": "csv-summary",
+                                 "cases": [{"id": "a", "prompt": "p", "expectations": ["x"]}]}))
+    assert [t.id for t in load_suite(evals)[0].tests] == ["a"]
+
+
+def test_directories_and_binary_files_are_input_files(tmp_path: Path) -> None:
+    root = skill(tmp_path / "s", {"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "files": [
+        "evals/files/sales.csv", "evals/files/dir", "evals/files/a.bin"]}]})
+    (root / "evals" / "files" / "dir" / "sub").mkdir(parents=True)
+    (root / "evals" / "files" / "dir" / "sub" / "b.txt").write_text("b")
+    (root / "evals" / "files" / "a.bin").write_bytes(b"\0\xff")
+    (case,) = load_suite(root / "evals" / "evals.json")[0].tests
+    assert [(f.path, f.inlined, f.reason) for f in case.input_files] == [
+        ("evals/files/sales.csv", True, None),
+        ("evals/files/dir/sub/b.txt", False, "a file of the directory evals/files/dir"),
+        ("evals/files/a.bin", False, "a binary file")]
+    assert '<file path="evals/files/sales.csv">' in case.input[0].content and "b.txt" not in case.input[0].content
+
+
+def test_the_plugin_layout_evals_at_the_repository_root(tmp_path: Path) -> None:
+    """Issue 31: a plugin repository keeps evals/evals.json at its root and SKILL.md under skills/<name>/."""
+    from eval_pipelines.run.targets.config import OpenAITargetConfig
+    from eval_pipelines.suite.package import find_packages
+
+    repo = tmp_path / "skills" / "plugin-repo"
+    (repo / "evals" / "files").mkdir(parents=True)
+    for name in ("csv-summary", "other"):
+        (repo / "skills" / name).mkdir(parents=True)
+        (repo / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\nbody\n")
+    (repo / "evals" / "files" / "sales.csv").write_text("region,sales\nsouth,20\n")
+    (repo / "evals" / "evals.json").write_text(json.dumps({"skill_name": "csv-summary", "evals": [
+        {"id": 1, "prompt": "Which region?", "files": ["evals/files/sales.csv"], "expectations": ["south"]}]}))
+    assert find_packages(tmp_path / "skills") == [repo / "skills" / "csv-summary", repo / "skills" / "other"]
+    targets = {"default": OpenAITargetConfig(name="default", model="m")}
+    loaded = load_skill(repo / "skills" / "csv-summary", datasets_dir=None, extract_dir=tmp_path / "x",
+                        project_targets=targets)
+    assert loaded.suite.format == "agent-skills-evals"
+    assert [f.path for f in loaded.suite.tests[0].input_files] == ["evals/files/sales.csv"]
+    with pytest.raises(SpecErrors, match="no eval suite found"):  # the evals name another skill
+        load_skill(repo / "skills" / "other", datasets_dir=None, extract_dir=tmp_path / "x", project_targets=targets)
+    (repo / "evals" / "evals.json").write_text(json.dumps({"skill_name": "csv-summary", "evals": [
+        {"id": 1, "prompt": "p", "files": ["evals/files/missing.csv"], "expectations": ["x"]}]}))
+    with pytest.raises(SpecErrors) as caught:
+        load_skill(repo / "skills" / "csv-summary", datasets_dir=None, extract_dir=tmp_path / "x",
+                   project_targets=targets)
+    (line,) = str(caught.value).splitlines()
+    assert "evals[0].files[0]: file not found: evals/files/missing.csv" in line

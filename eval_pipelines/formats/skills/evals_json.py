@@ -10,11 +10,15 @@ reads it in ``loaders/agent-skills-parser.ts``)::
 Each eval becomes one test:
 
 - ``id`` (an integer, or a string) is the test id; ids must be unique.
-- ``prompt`` is the user message. Each of ``files`` is read and appended to it
-  as AgentV sends a file part (``<file path="...">`` text ``</file>``). Paths are
-  relative to the skill root, as skill-creator documents (``evals/files/x``);
-  a path not found there is looked up next to ``evals.json`` (AgentV's rule).
-  Files must be UTF-8 text inside the package: our targets are chat models.
+- ``prompt`` is the user message. ``files`` (paths, or ``{path, ...}`` objects) are the case's
+  input files (``TestCase.input_files``): an agent target (``type: agent``) finds every one in its
+  workspace at the path written; a directory gives every file under it; binary files are allowed.
+  Paths are relative to the skill root, as skill-creator documents (``evals/files/x``); a path not
+  found there is looked up next to ``evals.json`` (AgentV's rule); files must be inside the package.
+  For chat targets a UTF-8 text file named on its own is also appended to the prompt as AgentV
+  sends a file part (``<file path="...">`` text ``</file>``); a binary file, a directory's file or
+  a text file too large for a prompt cannot be, and such a case on a chat target is an error row
+  naming the target and its type.
 - ``expected_output`` (skill-creator: "a human-readable description of
   success") is the test's ``criteria`` and its reference ``expected_output``.
 - ``expectations`` (AgentV also writes ``assertions``), natural-language
@@ -23,8 +27,15 @@ Each eval becomes one test:
   share the judge finds met, as skill-creator's ``pass_rate``. An eval with no
   expectations is judged on ``expected_output`` by ``llm_judge``.
 - ``skill_name`` names the suite (the skill package's own name still wins).
+- ``name`` is the test's display name. Expectations are strings or objects with ``text``
+  (``{id, text, ...}``). The list of evals may also be the whole file, or under ``cases``.
+- The plugin layout: a repository with ``evals/evals.json`` at its root and the skill at
+  ``skills/<name>/`` (suite/package.py ``plugin_evals``); file paths are relative to that root.
 
-Every other key is refused: a field is honoured or refused.
+Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
+the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
+is refused with its "did you mean".
+
 """
 
 from __future__ import annotations
@@ -38,53 +49,91 @@ from eval_pipelines.suite.assertions import parse_assertion
 from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.models import Assertion, Message, Suite, TestCase
+from eval_pipelines.suite.models import Assertion, InputFile, Message, Suite, TestCase
+from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
 
 TOP_KEYS = {"skill_name", "evals"}
-EVAL_KEYS = {"id", "prompt", "expected_output", "files", "expectations", "assertions"}
+EVAL_KEYS = {"id", "name", "prompt", "expected_output", "files", "expectations", "assertions"}
+# Wrappers real packages write around the list of evals (a bare top-level list is read too).
+EVALS_KEYS = ("evals", "cases")
 
 
 def is_skill_evals(doc: Document) -> bool:
     data = doc.data
-    return (isinstance(data, dict) and isinstance(data.get("evals"), list) and "testCases" not in data
-            and doc.file.suffix.lower() == ".json")
+    if doc.file.suffix.lower() != ".json":
+        return False
+    if isinstance(data, dict):
+        wrapped = "evals" not in data and isinstance(data.get("cases"), list) and (
+            "skill_name" in data or doc.file.name == "evals.json")
+        return (isinstance(data.get("evals"), list) or wrapped) and "testCases" not in data
+    # A bare list of evals, in a file named evals.json (a skill-tests v1 list has `input`, not `prompt`).
+    return (doc.file.name == "evals.json" and isinstance(data, list) and bool(data)
+            and all(isinstance(e, dict) and "prompt" in e for e in data))
 
 
 def _skill_root(file: Path) -> Path:
     return file.parent.parent if file.parent.name == "evals" else file.parent
 
 
-def _file_text(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written: Any) -> str | None:
+def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written: Any) -> list[InputFile]:
+    """The files one ``files`` entry names: a file, or every file under a directory (sorted)."""
+    if isinstance(written, dict) and "path" in written:
+        # {path, purpose, ...}: the other keys describe the file; kept in the case's metadata (`files`).
+        for key in written.keys() - {"path"}:
+            compat.ignored_field(ctx, doc, path + (key,), "skill-creator", "the case's metadata (files)")
+        written = written["path"]
+        path = path + ("path",)
     if not isinstance(written, str) or not written.strip():
         ctx.error(doc, path, f"got {written!r}", "a file path relative to the skill root")
-        return None
+        return []
     candidates = [_skill_root(doc.file) / written, doc.file.parent / written]
-    found = next((c.resolve() for c in candidates if c.is_file()), None)
+    found = next((c.resolve() for c in candidates if c.is_file() or c.is_dir()), None)
     if found is None:
         ctx.error(doc, path, f"file not found: {written}", "a file relative to the skill root (e.g. evals/files/x)")
-        return None
+        return []
     if not ctx.policy.check(found, doc, path, ctx.errors):
-        return None
-    if found.stat().st_size > MAX_FILE_PART_BYTES:
-        ctx.error(doc, path, f"{written} is {found.stat().st_size} bytes", f"at most {MAX_FILE_PART_BYTES} bytes")
-        return None
-    try:
-        text = found.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        ctx.error(doc, path, f"{written} is not UTF-8 text",
-                  "text files: the targets here are chat models, a binary file cannot be sent as text")
-        return None
-    return f'<file path="{written}">\n{text.replace(chr(13) + chr(10), chr(10)).strip()}\n</file>'
+        return []
+    if found.is_file():
+        return [_input_file(written, found, None)]
+    files = []
+    for file in sorted(f for f in found.rglob("*") if f.is_file() and not IGNORED_PARTS & set(f.parts)):
+        if not ctx.policy.check(file.resolve(), doc, path, ctx.errors):
+            return []
+        relative = f"{written.rstrip('/')}/{file.relative_to(found).as_posix()}"
+        files.append(_input_file(relative, file.resolve(), f"a file of the directory {written}"))
+    if not files:
+        ctx.error(doc, path, f"{written} is an empty directory", "a file, or a directory holding files")
+    return files
+
+
+def _input_file(written: str, found: Path, directory: str | None) -> InputFile:
+    """A file for the workspace; a text file named on its own is also inlined for chat targets."""
+    reason = directory
+    if reason is None and found.stat().st_size > MAX_FILE_PART_BYTES:
+        reason = f"{found.stat().st_size} bytes, over the {MAX_FILE_PART_BYTES} a prompt takes"
+    if reason is None:
+        try:
+            found.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            reason = "a binary file"
+    return InputFile(path=written, source=str(found), inlined=reason is None, reason=reason)
+
+
+def _inlined(item: InputFile) -> str:
+    text = Path(item.source).read_bytes().decode("utf-8-sig")
+    return f'<file path="{item.path}">\n{text.replace(chr(13) + chr(10), chr(10)).strip()}\n</file>'
 
 
 def _statements(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> list[str]:
-    if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
-        ctx.error(doc, path, "invalid expectations", "a list of non-empty statements")
+    """Statements as strings, or objects with `text` (`{id, text, ...}`: the other keys describe it)."""
+    texts = [item.get("text") if isinstance(item, dict) else item for item in raw] if isinstance(raw, list) else None
+    if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+        ctx.error(doc, path, "invalid expectations", "a list of non-empty statements (strings or {text: ...})")
         return []
-    return list(raw)
+    return texts
 
 
 def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | None:
@@ -92,7 +141,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if not isinstance(raw, dict):
         ctx.error(doc, path, f"got {type(raw).__name__}", "an eval mapping with `id` and `prompt`")
         return None
-    compat.unknown_fields(ctx, doc, path, raw, EVAL_KEYS)
+    extra = compat.ignored_fields(ctx, doc, path, raw, EVAL_KEYS, "skill-creator", "the case's metadata")
     test_id = raw.get("id")
     if isinstance(test_id, bool) or not isinstance(test_id, (int, str)) or str(test_id).strip() == "":
         ctx.error(doc, path + ("id",), f"invalid id {test_id!r}", "an integer (or a non-empty string)")
@@ -106,7 +155,8 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if not isinstance(files, list):
         ctx.error(doc, path + ("files",), f"got {type(files).__name__}", "a list of file paths")
         files = []
-    parts = [prompt] + [t for i, f in enumerate(files) if (t := _file_text(ctx, doc, path + ("files", i), f))]
+    inputs = [item for i, f in enumerate(files) for item in _input_files(ctx, doc, path + ("files", i), f)]
+    parts = [prompt] + [_inlined(item) for item in inputs if item.inlined]
     expected = raw.get("expected_output")
     if expected is not None and not isinstance(expected, str):
         ctx.error(doc, path + ("expected_output",), f"got {type(expected).__name__}", "a description of success")
@@ -125,10 +175,15 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     else:
         ctx.error(doc, path, "nothing to grade", "`expectations` or an `expected_output`")
         return None
+    display = raw.get("name")
+    if display is not None and not isinstance(display, str):
+        ctx.error(doc, path + ("name",), f"got {type(display).__name__}", "the eval's display name")
+        display = None
+    metadata = {**extra, **({"files": files} if files else {})}
     try:
-        return TestCase(id=str(test_id), input=[Message(role="user", content="\n".join(parts))],
+        return TestCase(id=str(test_id), name=display, input=[Message(role="user", content="\n".join(parts))],
                         expected_output=expected, criteria=expected, assertions=assertions,
-                        metadata={"files": files} if files else {}, source_file=str(doc.file),
+                        metadata=metadata, input_files=inputs, source_file=str(doc.file),
                         source_line=doc.line_of(path))
     except ValidationError as exc:
         ctx.errors.extend(pydantic_errors(doc, path, exc))
@@ -138,7 +193,14 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
 def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
     ctx = LoadContext(policy)
     raw = doc.data
-    compat.unknown_fields(ctx, doc, (), raw, TOP_KEYS)
+    if isinstance(raw, list):  # a bare list of evals
+        raw = {"evals": raw}
+        doc = Document(doc.file, raw, {(("evals",) + k): v for k, v in doc.lines.items()})
+    elif "evals" not in raw and isinstance(raw.get("cases"), list):
+        raw = {**{k: v for k, v in raw.items() if k != "cases"}, "evals": raw["cases"]}
+        doc = Document(doc.file, raw, {(("evals",) + k[1:] if k[:1] == ("cases",) else k): v
+                                       for k, v in doc.lines.items()})
+    compat.ignored_fields(ctx, doc, (), raw, TOP_KEYS, "skill-creator", None)
     name = raw.get("skill_name")
     if name is not None and not isinstance(name, str):
         ctx.error(doc, ("skill_name",), f"got {type(name).__name__}", "the skill's name")
@@ -156,3 +218,20 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
     suite = Suite(name=name or doc.file.stem, format="agent-skills-evals", source_file=str(doc.file),
                   tests=tests)
     return suite, ctx.warnings
+
+
+def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None:
+    """A case with an input file its prompt cannot carry (binary, a directory's file), bound to a target
+    that is not an agent: refused in one line naming the target's type (the run would only fail)."""
+    for case in suite.tests:
+        left = next((f for f in case.input_files if not f.inlined), None)
+        if left is None:
+            continue
+        for name in suite.targets_for(case):
+            kind = getattr(targets.get(name), "type", None)
+            if kind is not None and kind != "agent":
+                raise SpecErrors.single(
+                    case.source_file or suite.source_file,
+                    f"eval {case.id!r}: input file {left.path} ({left.reason}) cannot be given to target "
+                    f"{name!r} (type: {kind})", path=("evals",), line=case.source_line,
+                    expected="an agent target (type: agent), which finds the file in its workspace")

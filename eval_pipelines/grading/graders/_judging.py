@@ -330,3 +330,58 @@ async def ask(
         return Asked(value, reply, attempts, calls, latency, cost)
     raise JudgeFailure(f"judge reply not usable after {calls} replies ({last_error}); "
                        f"last reply: {shorten(last_raw, 300)!r}", attempts)
+
+
+# -- agent runs: what skill-creator's grader reads ---------------------------------
+
+# The transcript shown to the judge is cut at this many characters (its head: how the run went),
+# and each output file's text at MAX_JUDGE_FILE_CHARS, all files together at MAX_JUDGE_FILES_CHARS.
+MAX_JUDGE_TRANSCRIPT_CHARS = 20_000
+MAX_JUDGE_FILE_CHARS = 20_000
+MAX_JUDGE_FILES_CHARS = 60_000
+
+
+def _transcript_line(item: dict[str, Any]) -> str:
+    step = f"[{item.get('step', 0)}]"
+    if item.get("kind") == "tool_call":
+        return f"{step} assistant calls {item.get('tool')} {item.get('args', '')}"
+    if item.get("kind") in ("tool_result", "retry"):
+        return f"{step} {item.get('tool') or 'tool'} returned: {item.get('text', '')}"
+    return f"{step} {item.get('role')}: {item.get('text', '')}"
+
+
+def agent_evidence(inp: Any) -> str:
+    """An agent run's transcript and output files as prompt sections ("" for other outputs), as
+    skill-creator's grader reads the transcript and the outputs folder, not only the answer."""
+    if not inp.transcript and not inp.files:
+        return ""
+    parts = []
+    if inp.transcript:
+        # The system instructions are the harness's, not the run's: left out.
+        text = "\n".join(_transcript_line(i) for i in inp.transcript if i.get("kind") != "instructions")
+        if len(text) > MAX_JUDGE_TRANSCRIPT_CHARS:
+            text = text[:MAX_JUDGE_TRANSCRIPT_CHARS] + f"\n... (transcript cut at {MAX_JUDGE_TRANSCRIPT_CHARS} characters)"
+        parts.append(f"## Agent Transcript\n{text}")
+    if inp.files:
+        budget, blocks = MAX_JUDGE_FILES_CHARS, []
+        for f in inp.files:
+            head = f"### {f.get('path')} ({f.get('status', 'created')}, {f.get('size')} bytes)"
+            if f.get("text") is None:
+                blocks.append(f"{head}\n(binary file, sha256 {f.get('sha256')})")
+                continue
+            body = f["text"][:min(MAX_JUDGE_FILE_CHARS, max(budget, 0))]
+            budget -= len(body)
+            cut = len(body) < len(f["text"]) or f.get("truncated")
+            blocks.append(f"{head}\n{body}" + ("\n... (cut)" if cut else ""))
+        parts.append("## Files the Agent Wrote\n" + "\n\n".join(blocks))
+    else:
+        parts.append("## Files the Agent Wrote\n(none)")
+    return "\n\n".join(parts)
+
+
+def judged_output(inp: Any) -> str:
+    """The output as the judge reads it: the answer, then an agent run's transcript and files."""
+    evidence = agent_evidence(inp)
+    if not evidence:
+        return inp.output
+    return f"Final answer:\n{inp.output}\n\n{evidence}"

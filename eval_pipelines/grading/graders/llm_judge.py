@@ -283,11 +283,11 @@ class LLMJudge(Grader[LLMJudgeParams]):
 def _user_prompt(template: str, inp: GradeInput, criteria: str) -> str:
     user = J.render(template, {
         "input": J.input_text(inp.case),
-        "output": inp.output,
+        "output": J.judged_output(inp),
         "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
         "criteria": criteria,
     })
     if not J.mentions(template, "output"):
-        block = J.case_block(inp.case, inp.output, None if J.mentions(template, "criteria") else criteria)
+        block = J.case_block(inp.case, J.judged_output(inp), None if J.mentions(template, "criteria") else criteria)
         user = f"{user.rstrip()}\n\n{block}"
     return user

@@ -196,7 +196,7 @@ class ModelGrader(Grader[ModelGraderParams]):
         scoring = params.scoring
         user = J.render(MODEL_GRADER_PROMPT, {
             "input": J.input_text(inp.case),
-            "output": inp.output,
+            "output": J.judged_output(inp),
             "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
             "rubric": params.rubric,
             "examples": _examples_text(params.examples),

@@ -144,11 +144,11 @@ def _prompt(params: RubricsParams, inp: GradeInput) -> str:
     scores = ", ".join(f'"{item.id}": <number from {item.scale.min:g} to {item.scale.max:g}>'
                        for item in params.criteria)
     if params.prompt is not None:
-        body = J.render(params.prompt, {"input": J.input_text(inp.case), "output": inp.output,
+        body = J.render(params.prompt, {"input": J.input_text(inp.case), "output": J.judged_output(inp),
                                         "expected": J.expected_text(inp.case) or J.NO_EXPECTED,
                                         "criteria": guidance + "\n".join(lines)})
         if not J.mentions(params.prompt, "output"):
-            body = body.rstrip() + "\n\n" + J.case_block(inp.case, inp.output, None)
+            body = body.rstrip() + "\n\n" + J.case_block(inp.case, J.judged_output(inp), None)
         if not J.mentions(params.prompt, "criteria"):
             body = body.rstrip() + "\n\n" + guidance + "## Rubric Criteria\n" + "\n".join(lines)
         return J.with_format(body, "Respond with only a JSON object: "
@@ -158,7 +158,7 @@ def _prompt(params: RubricsParams, inp: GradeInput) -> str:
         "A criterion's top score means the output fully achieves the stated outcome; "
         "its bottom score means it does not achieve it at all.\n\n"
         + guidance + "## Rubric Criteria\n" + "\n".join(lines) + "\n\n"
-        + J.case_block(inp.case, inp.output, inp.case.criteria, "What the Test Checks (context)")
+        + J.case_block(inp.case, J.judged_output(inp), inp.case.criteria, "What the Test Checks (context)")
     )
     return J.with_format(body, "Respond with only a JSON object: "
                                f'{{"scores": {{{scores}}}, "reasoning": "<brief explanation per criterion>"}}.')

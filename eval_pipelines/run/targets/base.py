@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from eval_pipelines.run.tracing.spans import OutputTrace
-from eval_pipelines.suite.models import DEFAULT_MAX_STEPS, Message, ToolSpec
+from eval_pipelines.suite.models import DEFAULT_MAX_STEPS, InputFile, Message, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class TargetRequest:
     # receiver started in its sandbox, and the body formats it takes.
     otlp_port: int = 4318
     otlp_formats: tuple[str, ...] = ("json", "protobuf")
+    # Files of the case (skill-creator's eval `files`): agent targets stage them into the workspace.
+    input_files: tuple[InputFile, ...] = ()
 
     @property
     def user_text(self) -> str:
@@ -70,6 +72,13 @@ class ModelOutput:
     answers: dict[str, str | None] = field(default_factory=dict)
     # The call's OpenTelemetry trace (its id and spans) when the suite is traced, else None.
     otel: OutputTrace | None = None
+    # Agent targets (run/targets/agent/): the files the agent created or changed in its workspace
+    # ({"path", "size", "sha256", "text", "truncated", "binary"}), the transcript (messages and tool
+    # calls, each truncated), the run's metrics and the limits it ran under. Empty / None otherwise.
+    files: list[dict[str, Any]] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    run_metrics: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
 
 
 class Target(Protocol):

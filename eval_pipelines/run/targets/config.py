@@ -87,8 +87,47 @@ class CommandTargetConfig(_TargetBase):
     memory_mb: int = Field(default=2048, ge=64)
 
 
+class AgentTargetConfig(_TargetBase):
+    """An agent over an OpenAI-compatible model with the skill installed (run/targets/agent/): it
+    reads the skill and the case's files through file tools and runs commands in the sandbox, in a
+    fresh workspace per case. The connection fields and the key policy are the openai target's."""
+
+    type: Literal["agent"] = "agent"
+    model: str
+    base_url: str | None = None
+    base_url_env: str = "OPENAI_BASE_URL"
+    base_url_default: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    declared_by: Literal["operator", "suite"] = "operator"
+    temperature: float | None = 0.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    price_input_per_million: float = Field(default=0.0, ge=0)
+    price_output_per_million: float = Field(default=0.0, ge=0)
+    concurrency: int = Field(default=2, ge=1, le=64)
+    # Wall time of one case (the whole agent run, every model call and command included).
+    timeout_s: float = Field(default=300.0, gt=0)
+    # Model calls (turns of the loop) and tool calls allowed per case.
+    max_turns: int = Field(default=20, ge=1, le=1000)
+    max_tool_calls: int = Field(default=50, ge=1, le=10_000)
+    # Each `run_command` runs in the sandbox with these limits (as a command target's program).
+    network: bool = False
+    memory_mb: int = Field(default=1024, ge=64)
+    command_timeout_s: float = Field(default=60.0, gt=0)
+    # CPU seconds of one command (None: its time limit, rounded up, as every sandboxed program).
+    command_cpu_s: int | None = Field(default=None, ge=1)
+
+    _not_a_secret = field_validator("base_url_env")(OpenAITargetConfig._not_a_secret.__func__)
+
+    def limits(self) -> dict[str, Any]:
+        """The limits a case ran under, stored with each output."""
+        return {"max_turns": self.max_turns, "max_tool_calls": self.max_tool_calls, "timeout_s": self.timeout_s,
+                "command_timeout_s": self.command_timeout_s, "command_cpu_s": self.command_cpu_s,
+                "memory_mb": self.memory_mb, "network": self.network}
+
+
 TargetConfig = Annotated[
-    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig],
+    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig, AgentTargetConfig],
     Field(discriminator="type"),
 ]
 
@@ -127,7 +166,7 @@ def refuse_declared_by(entries: Any, error: Any) -> None:
 
 
 def mark_declared_by(config: TargetConfig, declared_by: Literal["operator", "suite"]) -> TargetConfig:
-    if isinstance(config, OpenAITargetConfig) and config.declared_by != declared_by:
+    if isinstance(config, (OpenAITargetConfig, AgentTargetConfig)) and config.declared_by != declared_by:
         return config.model_copy(update={"declared_by": declared_by})
     return config
 
@@ -141,7 +180,7 @@ class Connection(NamedTuple):
     withheld_key: str | None = None
 
 
-def connection(config: OpenAITargetConfig, env: Mapping[str, str | None]) -> Connection:
+def connection(config: "OpenAITargetConfig | AgentTargetConfig", env: Mapping[str, str | None]) -> Connection:
     """A target's connection from the given environment view; the key is None when the target may
     not send it there (key_policy.withheld_key_reason)."""
     base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None
