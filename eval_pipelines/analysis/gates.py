@@ -5,14 +5,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-# Threshold names as the seeds spell them -> metric names in the metrics table.
-THRESHOLD_METRICS = {"required_pass_rate": "pass_rate", "pass_rate": "pass_rate", "mean_score": "mean_score"}
-
-
-def metric_for_threshold(name: str) -> str:
-    if name in THRESHOLD_METRICS:
-        return THRESHOLD_METRICS[name]
-    return name.replace("pass@", "pass_at_").replace("pass^", "pass_hat_")
+# Threshold names as the seeds spell them -> metric names, in one place.
+from eval_pipelines.analysis.threshold_names import THRESHOLD_METRICS, metric_for_threshold  # noqa: F401
 
 
 def failed_thresholds(

@@ -92,6 +92,14 @@ class Grade:
     weight: float
     required: bool | float
     details: dict[str, Any] = field(default_factory=dict)
+    # The score on the outer pass scale for a grader with its own threshold (``Outcome.calibrated``),
+    # negated with the score; None when the grader has none. ``score`` is what the grader gave.
+    calibrated_score: float | None = None
+
+
+def decided_score(grade: Grade) -> float:
+    """The score a grade's verdict is decided on: calibrated when its grader has its own threshold."""
+    return grade.score if grade.calibrated_score is None else grade.calibrated_score
 
 
 def output_hash(text: str) -> str:
@@ -130,6 +138,11 @@ class Outcome:
     # The verdict stands under `not-` as well: promptfoo's script assertions fail when their code
     # throws, inverted or not (its catch returns `pass: false` without looking at `inverse`).
     final: bool = False
+    # For a grader judged against its own threshold: ``score`` mapped so that the threshold lands
+    # on the outer pass mark 0.8 (``_judging.calibrate``). Verdicts, gates and the case's verdict
+    # are decided on it; ``score`` stays the raw score the grader gave (stored in ``grades.score``,
+    # averaged by ``mean_score``), this one in ``grades.calibrated_score``.
+    calibrated: float | None = None
 
     @classmethod
     def binary(cls, ok: bool, reason: str, **details: Any) -> "Outcome":

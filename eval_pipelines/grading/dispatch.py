@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
 
 GRADE_COLUMNS = ["test_id", "target", "trial", "assertion_index", "assertion_type", "assertion_name",
-                 "weight", "required", "score", "passed", "status", "reason", "details"]
+                 "weight", "required", "score", "passed", "status", "reason", "details", "calibrated_score"]
 JUDGE_CONCURRENCY = 8
 
 
@@ -58,9 +58,14 @@ def apply_rule(scores: np.ndarray, negate: np.ndarray, minimum: np.ndarray,
 
 def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
     negate = assertion.negate and not outcome.final  # a final verdict is not inverted (Outcome.final)
-    scores, passed, negated = apply_rule(np.array([float(outcome.score)]), np.array([negate]),
-                                         np.array([assertion.pass_minimum()]),
-                                         np.array([outcome.status == "graded"]))
+    graded = np.array([outcome.status == "graded"])
+    # The verdict is decided on the calibrated score when the grader gives one; the stored
+    # score is the grader's own (negated the same way).
+    basis = outcome.score if outcome.calibrated is None else outcome.calibrated
+    decided, passed, negated = apply_rule(np.array([float(basis)]), np.array([negate]),
+                                          np.array([assertion.pass_minimum()]), graded)
+    scores, _, _ = apply_rule(np.array([float(outcome.score)]), np.array([negate]),
+                              np.array([assertion.pass_minimum()]), graded)
     # A grader that decides its verdict (``Outcome.passed``) is negated by inverting that verdict, as
     # promptfoo's `not-` inverts `pass` (not-similar passes below the threshold, not at a quarter of it).
     verdict = (outcome.passed != bool(negated[0]) if outcome.passed is not None and outcome.status == "graded"
@@ -70,6 +75,7 @@ def _grade_from(assertion: Assertion, outcome: Outcome, index: int) -> Grade:
         score=float(scores[0]), passed=verdict, status=outcome.status,
         reason=f"negated: {outcome.reason}" if negated[0] else outcome.reason,
         weight=assertion.weight, required=assertion.required, details=outcome.details,
+        calibrated_score=None if outcome.calibrated is None else float(decided[0]),
     )
 
 
@@ -251,6 +257,7 @@ def grade_batch(plan: pd.DataFrame, outputs: pd.DataFrame) -> pd.DataFrame:
             "required": group["required"], "score": scores, "passed": passed,
             "status": "graded", "reason": reasons,
             "details": pd.Series(result.details, index=group.index, dtype=object),
+            "calibrated_score": None,  # batch graders have no threshold of their own
         }))
     return pd.concat(parts, ignore_index=True)[GRADE_COLUMNS]
 
@@ -335,6 +342,7 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
                     "required": json.dumps(g.required), "score": g.score, "passed": g.passed,
                     "status": g.status, "reason": g.reason,
                     "details": json.dumps(g.details, ensure_ascii=False, default=str),
+                    "calibrated_score": g.calibrated_score,
                 })
     frames = [f for f in (batched, pd.DataFrame(rows, columns=GRADE_COLUMNS)) if not f.empty]
     graded = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=GRADE_COLUMNS)

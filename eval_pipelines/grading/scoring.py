@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
-from eval_pipelines.grading.base import Grade, GradingContext
+from eval_pipelines.grading.base import Grade, GradingContext, decided_score
 from eval_pipelines.grading.dispatch import agrade_outputs
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.suite.models import PASS_THRESHOLD, Suite, gate_minimum
@@ -87,29 +87,33 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None, *,
         return CaseScore(0.0, "fail", "error", f"{errored[0].assertion_name}: {errored[0].reason}")
     if any(g.status == "pending_human" for g in grades):
         return CaseScore(None, None, "pending_human", "waiting for human ratings")
+    scored = [g for g in grades if g.status == "graded"]
+    # A measured gate that failed fails the case, whatever else was not measured: the
+    # failure is known, and no unmeasured gate could turn it into a pass.
+    for grade in scored:
+        minimum = gate_minimum(grade.required)
+        if minimum is not None and decided_score(grade) < minimum:
+            shown = f"{grade.score:.2f}" + ("" if grade.calibrated_score is None
+                                            else f" (calibrated {grade.calibrated_score:.2f})")
+            return CaseScore(
+                0.0,
+                "fail",
+                "graded",
+                f"required gate {grade.assertion_name} scored {shown} < {minimum:.2f}",
+            )
     unverifiable = [g for g in grades if g.status == "not_evaluated" and gate_minimum(g.required) is not None]
     if unverifiable:
         # A gate that cannot be checked cannot be waved through.
         return CaseScore(None, None, "not_evaluated",
                          f"required gate {unverifiable[0].assertion_name} could not be evaluated: "
                          f"{unverifiable[0].reason}")
-    scored = [g for g in grades if g.status == "graded"]
     if not scored:
         return CaseScore(None, None, "not_evaluated", "no assertion could be evaluated")
-    for grade in scored:
-        minimum = gate_minimum(grade.required)
-        if minimum is not None and grade.score < minimum:
-            return CaseScore(
-                0.0,
-                "fail",
-                "graded",
-                f"required gate {grade.assertion_name} scored {grade.score:.2f} < {minimum:.2f}",
-            )
-    total_weight = sum(g.weight for g in scored)
-    if total_weight == 0:
-        score = sum(g.score for g in scored) / len(scored)
-    else:
-        score = sum(g.score * g.weight for g in scored) / total_weight
+    # The stored score is the weighted mean of the graders' own scores (what mean_score
+    # averages); the verdict is decided on their calibrated scores, so a grader's own threshold
+    # decides the case as it decides the grade (the two are equal without such graders).
+    score = weighted_mean(scored, lambda g: g.score)
+    decided = weighted_mean(scored, decided_score)
     failing = [g.assertion_name for g in scored if not g.passed]
     reason = "all assertions passed" if not failing else f"failed: {', '.join(failing)}"
     if rule == "all_pass":
@@ -120,7 +124,17 @@ def score_case(grades: Sequence[Grade], output_error: str | None = None, *,
         else:
             passed = not failing
         return CaseScore(score, "pass" if passed else "fail", "graded", reason)
-    return CaseScore(score, verdict_for(score), "graded", reason)
+    if abs(decided - score) > 1e-9:
+        reason += f"; verdict on the calibrated score {decided:.2f}"
+    return CaseScore(score, verdict_for(decided), "graded", reason)
+
+
+def weighted_mean(grades: Sequence[Grade], value: Callable[[Grade], float]) -> float:
+    """Outer weights only; a plain mean when every weight is 0."""
+    total_weight = sum(g.weight for g in grades)
+    if total_weight == 0:
+        return sum(value(g) for g in grades) / len(grades)
+    return sum(value(g) * g.weight for g in grades) / total_weight
 
 
 

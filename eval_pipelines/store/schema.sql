@@ -232,6 +232,10 @@ ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS files JSON;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS transcript JSON;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS run_metrics JSON;
 ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS limits JSON;
+-- calibrated_score - for a grader judged against its own threshold (llm_judge, model, semantic_sim,
+-- bleu, ...): its score mapped so the threshold lands on the pass mark 0.8, which the verdicts are
+-- decided on; `score` is the score the grader gave. NULL for graders without a threshold.
+ALTER TABLE grades ADD COLUMN IF NOT EXISTS calibrated_score DOUBLE;
 
 -- External datasets a suite read (JSONL/CSV/YAML test rows), with a content hash
 -- so a changed dataset is visible between runs.

@@ -217,6 +217,7 @@ def decode_grades(rows: pd.DataFrame) -> dict[OutputKey, list[Grade]]:
             assertion_name=r["assertion_name"], score=float(r["score"]), passed=bool(r["passed"]),
             status=r["status"], reason=r["reason"], weight=float(r["weight"]),
             required=json.loads(r["required"]), details={},
+            calibrated_score=None if (c := val(r.get("calibrated_score"))) is None else float(c),
         ))
     for grades in by_output.values():
         grades.sort(key=lambda g: g.assertion_index)

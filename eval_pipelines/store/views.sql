@@ -162,7 +162,7 @@ SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        coalesce(r.category, c.category, json_extract_string(c.metadata, '$.eval_type')) AS category,
        r.target, r.trial, r.verdict, r.status, r.score, r.reason,
        g.assertion_index, g.assertion_type, g.assertion_name,
-       g.score AS assertion_score, g.status AS assertion_status,
+       g.score AS assertion_score, g.calibrated_score AS assertion_calibrated_score, g.status AS assertion_status,
        g.reason AS assertion_reason, g.details AS assertion_details,
        c.input, c.expected, o.output, o.error, o.latency_ms
 FROM test_results r

@@ -176,7 +176,8 @@ def _weight_keys() -> list[str]:
     case = {"id": "c", "name": "n", "input": {"prompt": "p"}, "evaluation": {"strategy": "hybrid"},
             "expected": {"output": "o", "patterns": ["o"], "jsonSchema": {}, "semanticThreshold": 0.5,
                          "rubric": "r", "customScript": "c.py"}}
-    suite, _ = skill_tests.load_skill_tests(Document(Path("eval/tests.json"), {"version": "2.0", "testCases": [case]}))
+    config = {"version": "2.0", "profile": "deterministic", "testCases": [case]}
+    suite, _ = skill_tests.load_skill_tests(Document(Path("eval/tests.json"), config))
     return [a.name for a in suite.tests[0].assertions if a.name]
 
 

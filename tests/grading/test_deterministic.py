@@ -262,6 +262,18 @@ def test_unverifiable_required_gate_makes_the_case_not_evaluated() -> None:
     assert "required gate latency could not be evaluated" in result.reason
 
 
+def test_failed_required_gate_fails_the_case_beside_an_unmeasured_gate() -> None:
+    """Issue 30: a measured gate that failed is a known failure; an unmeasured gate cannot hide it."""
+    from eval_pipelines.grading.scoring import score_case
+
+    inp = GradeInput(case=case(), output="DENIED")
+    grades = [grade_output(Assertion(type="latency", required=True, config={"max_ms": 10}), inp, 0),
+              grade_output(Assertion(type="contains", required=True, config={"value": "APPROVED"}), inp, 1)]
+    result = score_case(grades)
+    assert (result.status, result.verdict, result.score) == ("graded", "fail", 0.0)
+    assert result.reason.startswith("required gate contains scored 0.00 < 0.80")
+
+
 def test_composite_waits_for_a_pending_human_child() -> None:
     g = grade("composite", "x", **{"assert": [{"type": "contains", "value": "x"},
                                               {"type": "human", "evaluators": {"min_required": 1}}]})

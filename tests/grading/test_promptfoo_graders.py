@@ -38,7 +38,8 @@ def test_rouge_n_is_unigram_recall_of_the_reference() -> None:
     g = grade({"type": "rouge_n", "value": "the cat sat on the mat"}, "the cat sat")
     assert g.details["rouge"] == pytest.approx(0.5) and not g.passed  # below promptfoo's 0.75
     g = grade({"type": "rouge_n", "value": "the cat sat on the mat", "threshold": 0.5}, "the cat sat")
-    assert g.passed and g.score == pytest.approx(0.8)  # exactly at the threshold: the pass mark
+    assert g.passed and g.score == pytest.approx(0.5)  # the recall itself (issue 30)
+    assert g.calibrated_score == pytest.approx(0.8)  # exactly at the threshold: the pass mark
 
 
 def test_bleu_matches_promptfoos_computation() -> None:

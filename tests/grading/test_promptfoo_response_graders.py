@@ -76,9 +76,10 @@ def test_similar_euclidean_threshold_is_a_maximum_distance(fake_openai: FakeOpen
     g = grade(fake_openai, "semantic_sim", OUT, value=REF, metric="euclidean", threshold=above)
     assert g.passed and g.details["distance"] == pytest.approx(distance, abs=1e-6)
     assert g.details["similarity"] == pytest.approx(1 / (1 + distance), abs=1e-6)
-    assert g.score == pytest.approx(calibrate(1 / (1 + distance), 1 / (1 + above)), abs=1e-6)
+    assert g.score == pytest.approx(1 / (1 + distance), abs=1e-6)
+    assert g.calibrated_score == pytest.approx(calibrate(1 / (1 + distance), 1 / (1 + above)), abs=1e-6)
     g = grade(fake_openai, "semantic_sim", OUT, value=REF, metric="euclidean", threshold=below)
-    assert not g.passed and g.score < 0.8
+    assert not g.passed and g.calibrated_score < 0.8
     # not-similar:euclidean passes when the distance is above the threshold (the inverse verdict)
     g = grade(fake_openai, "semantic_sim", OUT, value=REF, metric="euclidean", threshold=below, negate=True)
     assert g.passed and g.reason.startswith("negated:")
@@ -92,7 +93,8 @@ def test_not_similar_passes_below_the_threshold(fake_openai: FakeOpenAIServer) -
     # similarity.ts: inverse passes when similarity <= threshold, scoring 1 - similarity
     mid, cos = pair_with_similarity(OUT, 0.3, 0.7)
     g = grade(fake_openai, "semantic_sim", OUT, value=mid, metric="cosine", threshold=0.75, negate=True)
-    assert g.passed and g.score == pytest.approx(1 - calibrate(cos, 0.75), abs=1e-6)
+    assert g.passed and g.score == pytest.approx(1 - cos, abs=1e-6)
+    assert g.calibrated_score == pytest.approx(1 - calibrate(cos, 0.75), abs=1e-6)
     g = grade(fake_openai, "semantic_sim", OUT, value=mid, metric="dot", threshold=round(cos - 0.05, 3), negate=True)
     assert not g.passed
     assert grade(fake_openai, "semantic_sim", OUT, value=mid, metric="dot", threshold=round(cos - 0.05, 3)).passed
@@ -378,7 +380,7 @@ def test_perplexity_score_is_one_over_one_plus_perplexity() -> None:
     assert g.passed and g.score == pytest.approx(norm)  # no threshold: passes, scores the value
     g = _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.4)
     assert g.passed and g.details["perplexity_score"] == pytest.approx(norm)
-    assert g.score == pytest.approx(calibrate(norm, 0.4))
+    assert g.score == pytest.approx(norm) and g.calibrated_score == pytest.approx(calibrate(norm, 0.4))
     assert not _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.5).passed
     assert _with_logprobs("perplexity_score", (-0.1, -0.5), threshold=0.5, negate=True).passed
     assert _with_logprobs("perplexity_score", ()).status == "error"

@@ -51,6 +51,7 @@ from eval_pipelines.suite.models import Suite, Workspace
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
+from eval_pipelines.suite.tags import tag_list
 
 SUITE_KEYS = {"$schema", "name", "description", "version", "author", "license", "tags", "metadata", "target",
               "targets", "providers", "prompts", "tests", "assert", "environment", "extensions", "default_test",
@@ -167,6 +168,6 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     for key in ("author", "license"):  # the suite's metadata, stored with it (suites.spec) as eval.yaml's
         if raw.get(key) is not None:
             setattr(suite, key, str(raw[key]))
-    if isinstance(raw.get("tags"), list):
-        suite.tags = [str(t) for t in raw["tags"]]
+    if isinstance(raw.get("tags"), (list, str)):
+        suite.tags = tag_list(raw["tags"])
     return suite, warnings

@@ -31,6 +31,7 @@ from eval_pipelines.formats.eval_yaml.fields import (
 )
 from eval_pipelines.suite.models import Assertion, Message, TestCase, ToolSpec, merge_tools
 from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.tags import tag_list
 
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
@@ -152,7 +153,7 @@ def parse_test(
             tools=merge_tools(defaults.tools, own_tools),
             max_steps=max_steps or defaults.max_steps,
             category=raw.get("category") or metadata.get("category"),
-            tags=raw.get("tags") or [],
+            tags=tag_list(raw.get("tags")),
             metadata=metadata,
             source_file=str(doc.file),
             source_line=doc.line_of(path),

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from eval_pipelines.analysis.threshold_names import canonical_thresholds, threshold_k
 from eval_pipelines.suite.assertions import pydantic_errors
 from eval_pipelines.suite.errors import SpecError, SpecErrors, accepted_not_used
 from eval_pipelines.formats.agentv.env import interpolate
@@ -37,8 +38,9 @@ from eval_pipelines.suite.models import (
     Assertion, Execution, Message, RegressionSettings, Settings, Suite, TestCase, Trials,
 )
 from eval_pipelines.suite.paths import PathPolicy
-from eval_pipelines.suite.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
+from eval_pipelines.analysis.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.tags import tag_list
 
 NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
@@ -112,10 +114,11 @@ def _metadata(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> dict[str,
             else:
                 ctx.error(doc, (key,), f"got {type(raw[key]).__name__}", "a string")
     if "tags" in raw:
-        if isinstance(raw["tags"], list) and all(isinstance(t, str) for t in raw["tags"]):
-            out["tags"] = raw["tags"]
+        if isinstance(raw["tags"], str) or (isinstance(raw["tags"], list)
+                                            and all(isinstance(t, str) for t in raw["tags"])):
+            out["tags"] = tag_list(raw["tags"])  # a string is one tag
         else:
-            ctx.error(doc, ("tags",), "invalid tags", "a list of strings")
+            ctx.error(doc, ("tags",), "invalid tags", "a list of strings, or one string")
     if "requires" in raw:
         req = raw["requires"]
         if isinstance(req, dict) and all(isinstance(v, str) for v in req.values()):
@@ -183,6 +186,8 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
             ctx.error(doc, ("thresholds", key), f"invalid threshold {value!r}",
                       "a finite number, at least 0 (a rate in [0, 1])")
             thresholds.pop(key)
+    thresholds = canonical_thresholds(thresholds)  # `pass^3` is `pass_hat_3`, `pass@3` is `pass_at_3`
+    _trials_for_gates(ctx, doc, raw, execution, thresholds)
     settings = Settings()
     if "settings" in raw:
         try:
@@ -247,3 +252,17 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
         tests=tests,
     )
     return suite, ctx.warnings
+
+
+def _trials_for_gates(ctx: LoadContext, doc: Document, raw: dict[str, Any], execution: Execution,
+                      thresholds: dict[str, Any]) -> None:
+    """A pass@k / pass^k gate needs k trials of every case: without `execution.trials` the
+    largest k a gate names is run (as seed 003 suites do); fewer trials is refused here,
+    since the gate could never be computed and `run` would fail after paying for the calls."""
+    needed = max([k for name in thresholds if (k := threshold_k(name))] or [1])
+    given = raw.get("execution", {}).get("trials") if isinstance(raw.get("execution"), dict) else None
+    if given is None:
+        execution.trials.count = max(execution.trials.count, needed)
+    elif execution.trials.count < needed:
+        ctx.error(doc, ("execution", "trials"), f"{execution.trials.count} trial(s) cannot compute a k={needed} gate",
+                  f"trials of at least {needed}, as the thresholds ask")

@@ -20,7 +20,7 @@ from typing import Any
 from eval_pipelines.suite.errors import SpecErrors, closest_key
 from eval_pipelines.formats.harness.suite import ENVIRONMENT_THRESHOLDS, HarnessContext
 from eval_pipelines.suite.source import Document, load_document
-from eval_pipelines.suite.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
+from eval_pipelines.analysis.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 
 THRESHOLDS_FILE = ("config", "thresholds.yaml")
 GRADERS_FILE = ("config", "graders.yaml")

@@ -36,6 +36,7 @@ from eval_pipelines.suite.models import (
 )
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document, load_document, read_text
+from eval_pipelines.suite.tags import tag_list
 
 SUITE_KEYS = {"name", "version", "description", "config", "evals", "reporting", "thresholds", "environment",
               "blocking"}
@@ -266,7 +267,7 @@ class _Loader:
             trials=self.file_trials,
             retries=retries,
             category=category,
-            tags=list(metadata.get("tags") or meta.get("tags") or []),
+            tags=tag_list(metadata.get("tags") or meta.get("tags")),
             metadata={**{k: v for k, v in meta.items() if k not in ("tags",)}, **metadata,
                       "eval_type": eval_type,
                       "grader": grader.get("type", "code")},

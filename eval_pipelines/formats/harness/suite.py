@@ -8,19 +8,19 @@ Every ``config`` key either shapes the run (``max_workers``, ``parallel_executio
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
 
+from eval_pipelines.analysis.threshold_names import canonical_threshold, threshold_k
 from eval_pipelines.suite.assertions import pydantic_errors
 from eval_pipelines.suite.errors import SpecError, accepted_not_used, unknown_field_errors
 from eval_pipelines.suite.models import Reporting
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
-from eval_pipelines.suite.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
+from eval_pipelines.analysis.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 
 # Seed 003 "Common Thresholds" table: (pass@1, pass@k, pass^k).
 ENVIRONMENT_THRESHOLDS = {
@@ -31,7 +31,6 @@ ENVIRONMENT_THRESHOLDS = {
 }
 # `eval_suite.config` (seed 003 "Phase 1"; `trials` is ours: runs per case for pass@k / pass^k).
 SUITE_CONFIG_KEYS = {"parallel_execution", "max_workers", "timeout_global", "retry_failed", "retry_count", "trials"}
-K_METRIC = re.compile(r"^pass_(?:at|hat)_(\d+)$")
 
 
 @dataclass
@@ -108,8 +107,8 @@ def suite_thresholds(ctx: HarnessContext, doc: Document, raw: dict[str, Any],
         elif not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
             ctx.error(doc, ("eval_suite", "thresholds", name), f"invalid threshold {value!r}", "a number in [0, 1]")
         else:
-            out[str(name)] = float(value)
-    needed = max([int(m.group(1)) for name in out if (m := K_METRIC.match(name))] or [1])
+            out[canonical_threshold(name)] = float(value)  # `pass^3` is `pass_hat_3`
+    needed = max([k for name in out if (k := threshold_k(name))] or [1])
     if trials is None:
         trials = needed
     elif trials < needed:

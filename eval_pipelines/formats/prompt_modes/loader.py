@@ -29,6 +29,7 @@ from eval_pipelines.suite.errors import SpecError, SpecErrors, unknown_field_err
 from eval_pipelines.formats.skill_tests.loader import substitute
 from eval_pipelines.suite.models import Message, Suite, TestCase
 from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.tags import tag_list
 
 ALIASES = {
     "evaluation_mode": "evaluationMode",
@@ -141,7 +142,7 @@ def load_prompt_modes(doc: Document) -> tuple[Suite, list[str]]:
         system_prompt="" if system else None,
         model=model,
         response_schema=expected_schema,
-        tags=list(raw.get("tags") or []),
+        tags=tag_list(raw.get("tags")),
         tests=tests,
     ), []
 

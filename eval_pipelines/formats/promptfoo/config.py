@@ -72,6 +72,7 @@ from eval_pipelines.suite.models import Execution, Message, Settings, Suite, Tes
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
+from eval_pipelines.suite.tags import tag_list
 
 SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
               "evaluateOptions", "tags", "metadata", "outputPath", "sharing", "writeLatestResults",
@@ -433,7 +434,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     tracing = read_tracing(ctx, doc, raw) if dialect == "promptfoo" else None
     if ctx.errors:  # one error per place, though a test's assertions are read per variable combination
         raise SpecErrors(with_hints(list(dict.fromkeys(ctx.errors))))
-    tags = [f"{k}:{v}" for k, v in t.items()] if isinstance(t := raw.get("tags") or [], dict) else [str(x) for x in t]
+    tags = tag_list(raw.get("tags"))
     suite = Suite(
         name=str(raw.get("name") or doc.file.stem), description=raw.get("description"),
         version=str(raw["version"]) if raw.get("version") is not None else None, tags=tags,

@@ -17,10 +17,12 @@ from pydantic import ValidationError
 
 from eval_pipelines.suite.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.suite.errors import SpecError, SpecErrors, accepted_not_used, unknown_field_errors
+from eval_pipelines.formats.skill_tests.checks import missing_profile, rubric_weight_warnings
 from eval_pipelines.suite.models import (
     Execution, Message, Settings, Suite, TestCase, Trials, Workspace, WorkspaceScript,
 )
 from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.tags import tag_list
 
 PROFILES = ("deterministic", "structured", "flexible", "creative", "enterprise")
 # Seed 000 section 4: the profile's default strategy.
@@ -251,7 +253,7 @@ class _Loader:
                 assertions=assertions,
                 timeout_ms=timeout,
                 retries=retries,
-                tags=list(raw.get("tags") or metadata.get("tags") or []),
+                tags=tag_list(raw.get("tags") or metadata.get("tags")),
                 category=metadata.get("category"),
                 metadata={**metadata, "strategy": strategy},
                 source_file=str(self.doc.file),
@@ -322,6 +324,9 @@ def load_skill_tests(doc: Document) -> tuple[Suite, list[str]]:
         loader.unknown((), data, V2_KEYS)
         if str(data.get("version")) not in ("2.0", "2"):
             loader.error(("version",), f"unsupported version {data.get('version')!r}", '"2.0"')
+    if not v1 and (missing := missing_profile(doc, data, PROFILES)) is not None:
+        loader.errors.append(missing)
+    warnings.extend(rubric_weight_warnings(doc, data))
     profile = data.get("profile", "deterministic")
     if profile not in PROFILES:
         loader.error(("profile",), f"unknown profile {profile!r}", "one of " + ", ".join(PROFILES))

@@ -14,9 +14,9 @@ function; Python: ``get_assert``, or the named function) called with
 promptfoo's reading of the result: a boolean is the verdict (score 1 or 0); a
 number is the score, passing when it reaches ``threshold`` (or when it is above
 0 without one); a ``{pass, score, reason}`` object gives its own verdict. The
-grade score agrees with the outer pass mark (0.8): a number is mapped by
-``_judging.calibrate`` with the threshold on 0.8, an object's verdict gives 1 or
-0; the raw value is kept in ``details.raw``.
+grade score of a number with a threshold in (0, 1) is the number (clipped to
+0..1) and its calibrated score ``_judging.calibrate`` with the threshold on 0.8;
+otherwise the verdict gives 1 or 0; the raw value is kept in ``details.raw``.
 """
 
 from __future__ import annotations
@@ -130,9 +130,11 @@ def read_result(raw: Any, threshold: float | None) -> Outcome:
     if isinstance(raw, (int, float)) and math.isfinite(raw):
         passing = threshold if threshold is not None else 1e-9  # no threshold: any score above 0 passes
         passed = raw >= passing
-        return Outcome(calibrate(min(1.0, max(0.0, raw)), passing) if 0 < passing < 1 else float(passed),
+        calibrated = 0 < passing < 1
+        return Outcome(min(1.0, max(0.0, raw)) if calibrated else float(passed),
                        f"returned {raw:g}" + (f" (threshold {threshold:g})" if threshold is not None else ""),
-                       {"raw": raw, "passed": passed}, passed=passed)  # stated: `not-` inverts it
+                       {"raw": raw, "passed": passed}, passed=passed,  # stated: `not-` inverts it
+                       calibrated=calibrate(min(1.0, max(0.0, raw)), passing) if calibrated else None)
     if isinstance(raw, dict) and "pass" in raw:
         passed = bool(raw["pass"])
         if threshold is not None and isinstance(raw.get("score"), (int, float)):

@@ -27,7 +27,7 @@ How far it goes
       A workspace path that is not a directory is an ``error`` grade.
 
 Verdict and score as ``llm_judge``: passed when the judge's score >= ``threshold``
-(0.8), grade score ``_judging.calibrate(score, threshold)``.
+(0.8), grade score the raw score, calibrated score ``_judging.calibrate(score, threshold)``.
 """
 
 from __future__ import annotations
@@ -327,5 +327,5 @@ class AgentJudge(Grader[AgentJudgeParams]):
             judge_model=J.judge_model(judge), judge_attempts=attempts, judge_calls=calls,
             judge_latency_ms=round(latency, 1), judge_cost_usd=cost,
         )
-        return Outcome(J.calibrate(raw, threshold), J.verdict_reason("agent judge score", raw, threshold, feedback),
-                       details)
+        return Outcome(raw, J.verdict_reason("agent judge score", raw, threshold, feedback), details,
+                       calibrated=J.calibrate(raw, threshold))

@@ -2,7 +2,7 @@
 computed as promptfoo's ``calculateBleuScore`` does (see ``_text_metrics.bleu``).
 
 Passes when BLEU reaches ``threshold`` (default 0.5, promptfoo's). The grade
-score is ``_judging.calibrate(bleu, threshold)``; ``details.bleu`` is the raw score.
+score is the BLEU score, its calibrated score ``_judging.calibrate(bleu, threshold)``.
 """
 
 from __future__ import annotations
@@ -31,5 +31,6 @@ class Bleu(Grader[BleuParams]):
         except ValueError as exc:
             return Outcome(0.0, str(exc), status="error")
         passed = score >= params.threshold  # stated, so `not-` inverts it as promptfoo's inverse does
-        return Outcome(calibrate(score, params.threshold), f"BLEU {score:.3f} (threshold {params.threshold:g})",
-                       {"bleu": score, "threshold": params.threshold, "passed": passed}, passed=passed)
+        return Outcome(score, f"BLEU {score:.3f} (threshold {params.threshold:g})",
+                       {"bleu": score, "threshold": params.threshold, "passed": passed}, passed=passed,
+                       calibrated=calibrate(score, params.threshold))

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from eval_pipelines.grading.base import Grader, GradeInput, Outcome, Params
+from eval_pipelines.grading.base import Grade, Grader, GradeInput, Outcome, Params, decided_score
 
 
 class Aggregator(BaseModel):
@@ -151,7 +151,8 @@ class Composite(Grader[CompositeParams]):
         reason = f"{agg.type} of {len(scored)} nested assertions = {score:.2f}"
         if gate_failures:
             reason += f"; required nested assertion(s) failed: {', '.join(gate_failures)}"
-        return Outcome(score, reason, {"children": results, "aggregator": agg.type})
+        return Outcome(score, reason, {"children": results, "aggregator": agg.type},
+                       calibrated=None if gate_failures else _calibrated_aggregate(agg, scored))
 
     async def _judge(self, agg: Aggregator, results: list[dict[str, Any]], inp: GradeInput) -> Outcome:
         """AgentV's llm_judge aggregator: the judge reads the children's results and gives one score."""
@@ -167,7 +168,7 @@ class Composite(Grader[CompositeParams]):
         grade = await inp.grade_nested({"type": "llm_judge", "name": "aggregator", "prompt": prompt}, 0)
         return Outcome(grade.score, f"aggregator judge: {grade.reason}",
                        {"children": results, "aggregator": "llm_judge", "judge": grade.details},
-                       status=grade.status)
+                       status=grade.status, calibrated=grade.calibrated_score)
 
     async def _script(self, agg: Aggregator, results: list[dict[str, Any]], inp: GradeInput) -> Outcome:
         assert inp.grade_nested is not None
@@ -180,4 +181,20 @@ class Composite(Grader[CompositeParams]):
         grade = await inp.grade_nested(raw, 0)
         return Outcome(grade.score, f"aggregator script: {grade.reason}",
                        {"children": results, "aggregator": "code_judge", "script": grade.details},
-                       status=grade.status)
+                       status=grade.status, calibrated=grade.calibrated_score)
+
+
+def _calibrated_aggregate(agg: Any, scored: list[Grade]) -> float | None:
+    """The same aggregate of the children's calibrated scores (what their verdicts were decided
+    on), when a child has one: the composite's verdict then agrees with its children's thresholds,
+    while its score stays the aggregate of the scores they gave."""
+    if agg.type not in ("weighted_average", "min", "max") or all(g.calibrated_score is None for g in scored):
+        return None
+    values = [decided_score(g) for g in scored]
+    if agg.type == "min":
+        return min(values)
+    if agg.type == "max":
+        return max(values)
+    weights = [agg.weights.get(g.assertion_name, g.weight) for g in scored]
+    total = sum(weights)
+    return sum(v * w for v, w in zip(values, weights)) / total if total else 0.0

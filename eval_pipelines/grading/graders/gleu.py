@@ -8,8 +8,8 @@ count, and the score is min(matches / candidate n-grams, matches / reference n-g
 either text has none. An empty (or whitespace-only) output scores 0.
 
 Passes when GLEU reaches ``threshold`` (default 0.5, promptfoo's); negated (``not-gleu``) it
-passes below it. The grade score is ``_judging.calibrate(gleu, threshold)``; ``details.gleu``
-is the raw score.
+passes below it. The grade score is the GLEU score, its calibrated score
+``_judging.calibrate(gleu, threshold)``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,6 @@ class Gleu(Grader[GleuParams]):
         references = [params.value] if isinstance(params.value, str) else params.value
         score = gleu(inp.output, references)
         passed = score >= params.threshold
-        return Outcome(calibrate(score, params.threshold),
-                       f"GLEU {score:.4f} {'>=' if passed else '<'} threshold {params.threshold:g}",
-                       {"gleu": score, "threshold": params.threshold, "passed": passed}, passed=passed)
+        return Outcome(score, f"GLEU {score:.4f} {'>=' if passed else '<'} threshold {params.threshold:g}",
+                       {"gleu": score, "threshold": params.threshold, "passed": passed}, passed=passed,
+                       calibrated=calibrate(score, params.threshold))

@@ -29,6 +29,7 @@ What is judged
 Verdict
     ``passed`` is raw score >= ``threshold`` (default 0.8; for an ``EvalRubric``
     its ``passingThreshold`` unless ``threshold`` is given). The grade score is
+    the raw score; its ``calibrated`` score (``grades.calibrated_score``) is
     ``_judging.calibrate(raw, threshold)``, which equals the raw score at the
     default threshold and otherwise maps the threshold onto the outer pass mark
     0.8, so the assertion passes exactly when the raw score reaches the
@@ -242,8 +243,8 @@ class LLMJudge(Grader[LLMJudgeParams]):
             feedback=feedback,
             **J.judge_details(judge, asked),
         )
-        return Outcome(J.calibrate(raw, threshold), J.verdict_reason("judge score", raw, threshold, feedback),
-                       details)
+        return Outcome(raw, J.verdict_reason("judge score", raw, threshold, feedback), details,
+                       calibrated=J.calibrate(raw, threshold))
 
     async def _each_criterion(self, params: LLMJudgeParams, inp: GradeInput, template: str,
                               prompt_file: str | None) -> Outcome:
@@ -276,8 +277,8 @@ class LLMJudge(Grader[LLMJudgeParams]):
                        passed=raw >= params.threshold, feedback=feedback, judge_model=J.judge_model(judge),
                        judge_attempts=attempts, judge_calls=calls, judge_latency_ms=round(latency, 1),
                        judge_cost_usd=cost)
-        return Outcome(J.calibrate(raw, params.threshold),
-                       J.verdict_reason("mean judge score", raw, params.threshold, feedback), details)
+        return Outcome(raw, J.verdict_reason("mean judge score", raw, params.threshold, feedback), details,
+                       calibrated=J.calibrate(raw, params.threshold))
 
 
 def _user_prompt(template: str, inp: GradeInput, criteria: str) -> str:

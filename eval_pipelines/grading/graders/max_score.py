@@ -6,9 +6,9 @@ the sum (``method: sum``) of its other assertions' scores (select_best and max_s
 out), weighted by ``weights`` (by assertion type as written, default 1: the docs' ``sum(score x
 weight) / sum(weights)``); the highest wins, the first on a tie (outputs ordered by prompt, then provider). The
 winner scores 1 and passes, unless ``threshold`` is set and its score is below it; the
-others score 0. The scores read are our stored grade scores (calibrated for types with a
-threshold, see docs/promptfoo.md). ``details`` keep each output's ``aggregate``, the
-``max`` and the number of assertions counted.
+others score 0. The scores read are our stored grade scores, as the graders gave them
+(promptfoo's raw scores; the calibrated ones are apart, see docs/promptfoo.md).
+``details`` keep each output's ``aggregate``, the ``max`` and the number of assertions counted.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ implementation of the original Porter algorithm (``snowballstemmer``), the algor
 ``PorterStemmer`` implements.
 
 Passes when METEOR reaches ``threshold``; negated (``not-meteor``) it passes below it. The
-grade score is ``_judging.calibrate(meteor, threshold)``; ``details.meteor`` is the raw score.
+grade score is the METEOR score, its calibrated score ``_judging.calibrate(meteor, threshold)``.
 An empty output is an ``error`` grade (promptfoo throws "Invalid inputs").
 """
 
@@ -110,8 +110,9 @@ class Meteor(Grader[MeteorParams]):
         except ValueError as exc:
             return Outcome(0.0, str(exc), status="error")
         passed = score >= params.threshold
-        return Outcome(calibrate(score, params.threshold),
+        return Outcome(score,
                        f"METEOR {score:.4f} {'>=' if passed else '<'} threshold {params.threshold:g} "
                        "(exact and stem matches; no WordNet synonyms)",
                        {"meteor": score, "threshold": params.threshold, "passed": passed,
-                        "stages": ["exact", "stem"]}, passed=passed)
+                        "stages": ["exact", "stem"]}, passed=passed,
+                       calibrated=calibrate(score, params.threshold))

@@ -16,9 +16,16 @@ Scoring (``scoring.type``)
     ``details.raw_scores`` and, where they fit the scoring, normalised in
     ``details.rubric_scores``.
 
-Verdict: normalised score >= ``threshold`` (0.8); the grade score is
-``_judging.calibrate(normalised, threshold)`` (the normalised score itself at the
-default threshold). ``model`` names the model the suite asked for; the judge
+Verdict (issue 30, decided from seed 003): the seed's response format has the judge
+state ``passed`` itself, so the judge's ``passed`` is the verdict when it gives one; a
+``threshold`` the suite writes is the author's own mark and wins; with neither, the
+pass mark is 0.75 of the scale: 4 on seed 003's 1-5 scale ("4: Good", "Mostly
+correct, minor issues" in its rubrics and rating scales), the second-best of five
+categories. The grade score is the normalised ``overall_score`` the judge gave
+(4 of 5 is 0.75); ``calibrated`` is ``_judging.calibrate(normalised, mark)``, held
+on the side of the pass mark the judge chose when its ``passed`` decides, so the
+case's verdict follows the judge's. ``details.judge_passed`` is the judge's verdict,
+``details.decided_by`` says what decided. ``model`` names the model the suite asked for; the judge
 is fixed by the suite, so it is only recorded (``details.requested_model``).
 ``max_tokens`` is recorded too but not applied: the judge interface has no
 per-call token limit (the judge target's own ``max_tokens`` applies).
@@ -26,6 +33,7 @@ per-call token limit (the judge target's own ``max_tokens`` applies).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -56,6 +64,8 @@ You are an expert evaluator. Your task is to grade the following output accordin
 4. Be consistent and objective
 """
 
+# Seed 003 scales are 1-5 with 4 "Good": a normalised 0.75 passes (see the module docstring).
+DEFAULT_PASS_MARK = 0.75
 TRUE_WORDS = {"true", "yes", "pass", "passed", "1"}
 FALSE_WORDS = {"false", "no", "fail", "failed", "0"}
 
@@ -145,7 +155,8 @@ class ModelGraderParams(Params):
     examples: list[Example] = []
     temperature: float | None = Field(default=0, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
-    threshold: float = Field(default=0.8, ge=0, le=1)
+    # None: the judge's own `passed` decides, else DEFAULT_PASS_MARK.
+    threshold: float | None = Field(default=None, ge=0, le=1)
 
     @model_validator(mode="after")
     def _examples_fit_scoring(self) -> "ModelGraderParams":
@@ -237,16 +248,27 @@ class ModelGrader(Grader[ModelGraderParams]):
                     continue
             details["rubric_scores"] = fitted
         feedback = J.feedback_of(data)
-        threshold = params.threshold
+        mark = DEFAULT_PASS_MARK if params.threshold is None else params.threshold
+        judge_passed = J.judge_passed(data)
+        by_judge = params.threshold is None and judge_passed is not None
+        passed = judge_passed if by_judge else normalised >= mark
+        calibrated = J.calibrate(normalised, mark)
+        if by_judge:  # on the judge's side of the pass mark, so the case's verdict follows the judge's
+            calibrated = max(calibrated, J.OUTER_PASS) if passed else min(calibrated, math.nextafter(J.OUTER_PASS, 0))
         details.update(
             overall_score=overall,
             raw_score=round(normalised, 4),
-            threshold=threshold,
-            passed=normalised >= threshold,
-            judge_passed=J.judge_passed(data),
+            threshold=mark,
+            passed=passed,
+            judge_passed=judge_passed,
+            decided_by="judge" if by_judge else "threshold",
             feedback=feedback,
             examples=len(params.examples),
             **J.judge_details(judge, asked),
         )
-        reason = J.verdict_reason(f"model grade {overall} ->", normalised, threshold, feedback)
-        return Outcome(J.calibrate(normalised, threshold), reason, details)
+        if by_judge:
+            reason = f"model grade {overall} -> {normalised:.3g}; the judge says {'passed' if passed else 'failed'}"
+            reason += f": {J.shorten(feedback, 300)}" if feedback else ""
+        else:
+            reason = J.verdict_reason(f"model grade {overall} ->", normalised, mark, feedback)
+        return Outcome(normalised, reason, details, passed=passed, calibrated=calibrated)

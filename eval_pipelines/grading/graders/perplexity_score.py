@@ -3,8 +3,8 @@ answer's perplexity normalised to 0..1, higher is better: 1 / (1 + perplexity), 
 being exp(−mean token logprob) (see ``perplexity``).
 
 Passes when the normalised score reaches ``threshold``; without a threshold it always passes
-(promptfoo's), scoring the normalised value. With a threshold the grade score is
-``_judging.calibrate(score, threshold)``; ``details.perplexity_score`` is the raw score. An
+(promptfoo's), scoring the normalised value. With a threshold its calibrated score is
+``_judging.calibrate(score, threshold)``. An
 output without log-probabilities is an ``error`` grade.
 """
 
@@ -35,6 +35,7 @@ class PerplexityScore(Grader[PerplexityScoreParams]):
         passed = params.threshold is None or score >= params.threshold
         reason = (f"perplexity score {score:.4f}" + ("" if params.threshold is None else
                   f" {'>=' if passed else '<'} threshold {params.threshold:g}"))
-        return Outcome(score if params.threshold is None else calibrate(score, params.threshold), reason,
+        return Outcome(score, reason,
                        {"perplexity_score": score, "perplexity": value, "tokens": len(logprobs),
-                        "threshold": params.threshold, "passed": passed}, passed=passed)
+                        "threshold": params.threshold, "passed": passed}, passed=passed,
+                       calibrated=None if params.threshold is None else calibrate(score, params.threshold))

@@ -1,7 +1,7 @@
 """``rouge_n`` (promptfoo's ``rouge-n``): ROUGE-N recall of ``value`` in the output.
 
 Passes when the recall reaches ``threshold`` (default 0.75, promptfoo's); ``n``
-defaults to 1. The grade score is ``_judging.calibrate(recall, threshold)`` (the
+defaults to 1. The grade score is the recall, its calibrated score ``_judging.calibrate(recall, threshold)`` (the
 threshold lands on the outer pass mark 0.8); ``details.rouge`` is the recall.
 """
 
@@ -29,6 +29,6 @@ class RougeN(Grader[RougeParams]):
     def grade(self, params: RougeParams, inp: GradeInput) -> Outcome:
         score = rouge_n(inp.output, params.value, params.n)
         passed = score >= params.threshold  # stated, so `not-` inverts it as promptfoo's inverse does
-        return Outcome(calibrate(score, params.threshold),
-                       f"ROUGE-{params.n} {score:.3f} (threshold {params.threshold:g})",
-                       {"rouge": score, "threshold": params.threshold, "passed": passed}, passed=passed)
+        return Outcome(score, f"ROUGE-{params.n} {score:.3f} (threshold {params.threshold:g})",
+                       {"rouge": score, "threshold": params.threshold, "passed": passed}, passed=passed,
+                       calibrated=calibrate(score, params.threshold))

@@ -12,7 +12,7 @@ the output's other assertions are graded (``compare_scope = "output"``), and
 ``namedScores``: for each ``metric:`` name, the weighted mean of the scores of the
 assertions carrying it (as ``analysis.derived_metrics`` reads promptfoo's named scores);
 ``componentResults``: ``{pass, score, reason, assertion: {type, metric}}`` per assertion.
-Scores are our stored grade scores (calibrated for types with a threshold). The file runs
+Scores are our stored grade scores, as the graders gave them (not the calibrated ones). The file runs
 in the sandbox (only the file in an empty directory, no secrets, no network, 30 s, 1 GB):
 JavaScript's export (``file://x.js``) or named export (``:fn``), Python's ``:fn``.
 """

@@ -16,7 +16,8 @@ vectors come from:
 
 Scoring rule: passed when similarity >= ``threshold`` (default 0.8; seed 000's
 ``semanticThreshold`` is accepted as its name, 0.7-0.85 in the seed's flexible
-profile). The grade score is ``_judging.calibrate(similarity, threshold)``: the
+profile). The grade score is the similarity; its calibrated score (``grades.calibrated_score``,
+which the verdicts are decided on) is ``_judging.calibrate(similarity, threshold)``: the
 similarity itself at the default threshold 0.8; otherwise piecewise linear with
 the threshold mapped onto the outer pass mark 0.8 (``0.8 * sim / t`` below it,
 ``0.8 + 0.2 * (sim - t) / (1 - t)`` above), so the assertion passes exactly when
@@ -160,7 +161,7 @@ class SemanticSim(Grader[SemanticSimParams]):
             details.update(distance=round(distance, 6), similarity=round(normalised, 6), passed=passed)
             reason = (f"euclidean distance {distance:.3f} {'<=' if passed else '>'} "
                       f"threshold {params.threshold:g}" + local)
-            return Outcome(J.calibrate(normalised, mark), reason, details, passed=passed)
+            return Outcome(normalised, reason, details, passed=passed, calibrated=J.calibrate(normalised, mark))
         if params.metric == "dot":
             details["dot"] = round(similarity, 6)
         clipped = min(1.0, max(0.0, similarity))
@@ -171,4 +172,4 @@ class SemanticSim(Grader[SemanticSimParams]):
         label = "semantic similarity" if params.metric == "cosine" else "dot product"
         reason = (f"{label} {clipped:.3f} {'>=' if passed else '<'} "
                   f"threshold {params.threshold:g}" + local)
-        return Outcome(J.calibrate(clipped, params.threshold), reason, details, passed=passed)
+        return Outcome(clipped, reason, details, passed=passed, calibrated=J.calibrate(clipped, params.threshold))

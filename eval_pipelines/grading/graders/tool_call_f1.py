@@ -12,7 +12,7 @@ else every JSON object or array that starts and ends a line outside code fences;
 precision = |called ∩ expected| / |called|, recall = |called ∩ expected| / |expected|,
 F1 = 2PR / (P + R) (0 when both are 0). Passes when F1 reaches ``threshold`` (default 1,
 promptfoo's: exactly the expected tools); negated, when it is below it. The grade score is
-``_judging.calibrate(f1, threshold)``; ``details`` has ``f1``, ``precision``, ``recall``,
+the F1, its calibrated score ``_judging.calibrate(f1, threshold)``; ``details`` has ``f1``, ``precision``, ``recall``,
 ``expected`` and ``called``.
 """
 
@@ -140,6 +140,7 @@ class ToolCallF1(Grader[ToolCallF1Params]):
         reason = (f"Tool Call F1 {f1:.3f} (precision={precision:.3f}, recall={recall:.3f}) "
                   f"{'>=' if passed else '<'} threshold {params.threshold:g}. Expected: "
                   f"[{', '.join(sorted(expected))}], Called: [{', '.join(sorted(called)) or '(none)'}]")
-        return Outcome(calibrate(f1, params.threshold), reason,
+        return Outcome(f1, reason,
                        {"f1": f1, "precision": precision, "recall": recall, "threshold": params.threshold,
-                        "expected": sorted(expected), "called": sorted(called), "passed": passed}, passed=passed)
+                        "expected": sorted(expected), "called": sorted(called), "passed": passed}, passed=passed,
+                       calibrated=calibrate(f1, params.threshold))

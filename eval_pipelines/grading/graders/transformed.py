@@ -67,4 +67,4 @@ class Transformed(Grader[TransformedParams]):
         # assertion carries no negation of its own, so the score passes through unchanged.
         return Outcome(grade.score, grade.reason,
                        {**grade.details, "transformed_output": text[:2000], "nested_passed": grade.passed},
-                       status=grade.status)
+                       status=grade.status, calibrated=grade.calibrated_score)

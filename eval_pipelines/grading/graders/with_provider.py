@@ -98,4 +98,4 @@ class WithProvider(Grader[WithProviderParams]):
         # The nested grade is final (its own negation and pass mark applied): passed through.
         return Outcome(grade.score, grade.reason,
                        {**grade.details, "grading_provider": spec.ref, "nested_passed": grade.passed},
-                       status=grade.status)
+                       status=grade.status, calibrated=grade.calibrated_score)
