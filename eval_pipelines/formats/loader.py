@@ -26,9 +26,12 @@ from eval_pipelines.formats.skills.evals_json import (is_skill_evals, load_skill
 from eval_pipelines.formats.skill_tests.loader import load_skill_tests
 from eval_pipelines.suite.source import Document, load_document, read_text
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
-from eval_pipelines.run.targets.config import (AgentTargetConfig, OpenAITargetConfig, TargetConfig, TargetsFile,
+from eval_pipelines.run.targets.config import (AgentTargetConfig, OpenAITargetConfig, ScriptedJudgeConfig,
+                                               TargetConfig, TargetsFile,
                                                load_targets_file, mark_declared_by, refuse_declared_by)
 
+# What may grade: an OpenAI-compatible model, or the deterministic stand-in for one.
+JUDGE_CONFIGS = (OpenAITargetConfig, ScriptedJudgeConfig)
 PROMPTFOO_KEYS = {"prompts", "providers", "defaultTest", "scenarios", "evaluateOptions"}
 
 
@@ -204,10 +207,14 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
         systems = [n for n in dict.fromkeys(own) if n not in judge_names]
         suite.execution.targets = systems or (["default"] if "default" in targets.keys() - judge_names else [])
     if suite.judge is None:
-        suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), OpenAITargetConfig)), None)
-    elif not isinstance(targets.get(suite.judge), OpenAITargetConfig):
+        suite.judge = next((n for n in ("judge", "default") if isinstance(targets.get(n), JUDGE_CONFIGS)), None)
+    elif not isinstance(targets.get(suite.judge), JUDGE_CONFIGS):
         raise SpecErrors.single(suite_file, f"judge {suite.judge!r} is not an OpenAI-compatible target",
-                                path=("judge",), expected="the name of a `type: openai` target")
+                                path=("judge",), expected="the name of a `type: openai` (or `scripted_judge`) target")
+    stand_ins = sorted(n for n in suite.execution.targets if isinstance(targets.get(n), ScriptedJudgeConfig))
+    if stand_ins:
+        raise SpecErrors.single(suite_file, f"target(s) {stand_ins} are scripted judges, not systems under test",
+                                path=("execution", "targets"), expected="targets that answer cases")
     missing = sorted({n for case in suite.tests for n in suite.targets_for(case)} - targets.keys())
     if missing or not suite.execution.targets:
         raise SpecErrors.single(

@@ -34,7 +34,7 @@ from eval_pipelines.reports.summary import metrics_markdown, regression_markdown
 from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.run.targets.config import AgentTargetConfig, OpenAITargetConfig, connection
+from eval_pipelines.run.targets.config import AgentTargetConfig, OpenAITargetConfig, ScriptedJudgeConfig, connection
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
 from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 from eval_pipelines.suite.errors import SpecErrors
@@ -257,6 +257,10 @@ def grade(ctx: StageContext) -> StageResult:
 def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
     """The suite's judge model, when it names an OpenAI-compatible one."""
     config = stored.targets.get(stored.suite.judge or "")
+    if isinstance(config, ScriptedJudgeConfig):  # the deterministic stand-in (offline demos)
+        from eval_pipelines.grading.scripted_judge import ScriptedJudge, load_judge_script
+
+        return ScriptedJudge(load_judge_script(stored.package_root / config.script))
     if not isinstance(config, OpenAITargetConfig):
         return None
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named

@@ -116,6 +116,10 @@ class AgentTargetConfig(_TargetBase):
     command_timeout_s: float = Field(default=60.0, gt=0)
     # CPU seconds of one command (None: its time limit, rounded up, as every sandboxed program).
     command_cpu_s: int | None = Field(default=None, ge=1)
+    # A deterministic stand-in for the model (offline demos, a skill's CI without a model): a YAML
+    # file, relative to the skill package, listing each case's turns (run/targets/agent/scripted.py).
+    # The tools, the sandbox and the recording are the real ones; no model is called.
+    script: str | None = None
 
     _not_a_secret = field_validator("base_url_env")(OpenAITargetConfig._not_a_secret.__func__)
 
@@ -126,8 +130,17 @@ class AgentTargetConfig(_TargetBase):
                 "memory_mb": self.memory_mb, "network": self.network}
 
 
+class ScriptedJudgeConfig(_TargetBase):
+    """A deterministic stand-in for the judge (grading/scripted_judge.py): each rubric criterion
+    (an evals.json expectation) is decided by a rule of ``script`` (YAML, relative to the skill
+    package): it passes when the judged output (answer, transcript, files) holds the rule's text."""
+
+    type: Literal["scripted_judge"] = "scripted_judge"
+    script: str
+
+
 TargetConfig = Annotated[
-    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig, AgentTargetConfig],
+    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig, AgentTargetConfig, ScriptedJudgeConfig],
     Field(discriminator="type"),
 ]
 

@@ -23,6 +23,7 @@ from typing import Any
 import openai
 
 from eval_pipelines.run.targets.agent import recording
+from eval_pipelines.run.targets.agent.scripted import load_script, scripted_model
 from eval_pipelines.run.targets.agent.tools import WorkspaceTools
 from eval_pipelines.run.targets.agent.workspace import StagingError, changed_files, deleted_files, stage
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
@@ -78,11 +79,15 @@ class AgentTarget:
         self._api_key = api_key
         self._withheld_key = withheld_key
         self.skill = SkillInfo(base_dir) if (base_dir / "SKILL.md").is_file() else None
+        # A deterministic stand-in for the model (``script:``), read now so a bad script fails the load.
+        self._script = load_script(base_dir / config.script) if config.script else None
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "no-key", base_url=base_url, max_retries=config.max_retries,
             timeout=config.timeout_s)
 
-    def _model(self) -> Any:
+    def _model(self, request: TargetRequest | None = None) -> Any:
+        if self._script is not None and request is not None:
+            return scripted_model(self._script, request.test_id, [f.path for f in request.input_files])
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -128,7 +133,7 @@ class AgentTarget:
         deadline = time.monotonic() + self.config.timeout_s
         tools = WorkspaceTools(space.root, self.config, deadline)
         system = instructions(self.skill, request.system_prompt)
-        agent = Agent(self._model(), instructions=system, model_settings=self._settings(), tools=[
+        agent = Agent(self._model(request), instructions=system, model_settings=self._settings(), tools=[
             Tool(tools.list_files, name="list_files", description="List the files under a folder of the workspace."),
             Tool(tools.read_file, name="read_file", description="Read a text file of the workspace."),
             Tool(tools.write_file, name="write_file",
