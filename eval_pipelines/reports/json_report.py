@@ -97,8 +97,9 @@ def expected_text(case: CaseResult) -> str:
     if case.criteria:
         return short(case.criteria)
     checks = case.failing_grades or case.grades
-    if checks:
-        return "; ".join(f"{g.name} ({g.type}) passes" for g in checks)
+    if checks:  # an assertion's own value (``equals`` with ``value``) is what the case expected
+        return "; ".join(short(g.details["expected"]) if "expected" in g.details else f"{g.name} ({g.type}) passes"
+                         for g in checks)
     return "(nothing declared)"
 
 
