@@ -211,11 +211,13 @@ def _by_baseline(flips: list[Flip]) -> list[tuple[str, list[Flip]]]:
 def render_rich(summary: RunSummary, stream: TextIO, quiet: bool = False) -> None:
     """The terminal form: tables in neutral colours (red only for the word FAIL/ERROR)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(file=stream, highlight=False)
     if not quiet and summary.failures:
-        table = Table(title=f"Failures ({len(summary.failures)})", title_justify="left", expand=False)
+        console.print(f"[bold]Failures ({len(summary.failures)})[/]")
+        table = Table(expand=False)
         table.add_column("Case", no_wrap=True)
         table.add_column("Result", no_wrap=True)
         shown_values = any(f.expected is not None for f in summary.failures)
@@ -224,30 +226,33 @@ def render_rich(summary: RunSummary, stream: TextIO, quiet: bool = False) -> Non
             table.add_column("Actual", overflow="fold")
         table.add_column("Reason", overflow="fold")
         for f in summary.failures[:SHOWN]:
-            row = [_case_label(summary, f.test_id, f.target, f.trial),
+            row = [escape(_case_label(summary, f.test_id, f.target, f.trial)),
                    "[red]ERROR[/]" if f.status == "error" else "[red]FAIL[/]"]
             if shown_values:
-                row += [f.expected or "", f.actual or ""]
-            table.add_row(*row, _short(f.reason, 300))
+                row += [escape(f.expected or ""), escape(f.actual or "")]
+            table.add_row(*row, escape(_short(f.reason, 300)))
         if len(summary.failures) > SHOWN:
             table.caption = f"and {len(summary.failures) - SHOWN} more"
         console.print(table)
     if not quiet:
         for baseline, flips in _by_baseline(summary.flips):
-            table = Table(title=f"Changed against {baseline} ({len(flips)})", title_justify="left")
+            console.print(f"[bold]Changed against {escape(baseline)} ({len(flips)})[/]")
+            table = Table()
             table.add_column("Case", no_wrap=True)
             table.add_column("Change", no_wrap=True)
             table.add_column("Regression label")
             for flip in flips[:SHOWN]:
                 colour = "red" if flip.after < flip.before else "green"
-                table.add_row(_case_label(summary, flip.test_id, flip.target),
+                table.add_row(escape(_case_label(summary, flip.test_id, flip.target)),
                               f"[{colour}]{_rate(flip.before, flip.after)}[/]",
                               flip.label or "[dim]not labelled on its own[/]")
             if len(flips) > SHOWN:
                 table.caption = f"and {len(flips) - SHOWN} more"
             console.print(table)
+    if not quiet and (summary.failures or summary.flips):
+        console.print()
     for line in _footer(summary):
-        console.print(line)
+        console.print(escape(line))
 
 
 def print_run_summary(summary: RunSummary, fmt: str, quiet: bool, stream: TextIO) -> None:
