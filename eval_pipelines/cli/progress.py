@@ -7,8 +7,8 @@ every ``interval_s`` seconds and one when the phase ends, e.g.
 ``[ 40/100]  40% 2 errors 10 cached, 12s elapsed, ETA 18s, last tc-040``.
 
 Passes and failures are not known during the model phase (the grades stage grades
-the stored outputs afterwards, in batches); the run's last line, after the grades,
-gives them (``cli/run_summary.py``), and ``graded()`` adds them under the bar.
+the stored outputs afterwards, in batches, and a judge may grade them): the run's
+closing summary gives them (``cli/run_summary.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class PlainProgress:
         self.last_case = ""
         self.started = clock()
         self.printed_at: float | None = None
+        self.finished = False
 
     def line(self) -> str:
         elapsed = self.clock() - self.started
@@ -53,12 +54,17 @@ class PlainProgress:
         self.cached += cached
         self.last_case = test_id
         now = self.clock()
-        if self.done < self.total and now - (self.printed_at or self.started) >= self.interval_s:
+        if self.done == self.total:
+            self.finish()
+        elif now - (self.printed_at or self.started) >= self.interval_s:
             self.printed_at = now
             print(self.line(), file=self.stream, flush=True)
 
     def finish(self) -> None:
-        print(self.line(), file=self.stream, flush=True)
+        """The last line, once: when the last output arrives, or when the phase stopped early (failFast)."""
+        if not self.finished:
+            self.finished = True
+            print(self.line(), file=self.stream, flush=True)
 
 
 @contextmanager

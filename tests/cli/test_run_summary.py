@@ -178,8 +178,15 @@ def test_plain_progress_prints_every_interval_and_at_the_end() -> None:
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2  # at 5 s and 10 s
     assert progress.line() == "[ 40/100]  40% 2 errors 0 cached, 12s elapsed, ETA 18s, last tc-039"
+    progress.finish()  # the phase stopped early (failFast): the last line says where
     progress.finish()
-    assert stream.getvalue().splitlines()[-1].startswith("[ 40/100]")
+    assert stream.getvalue().splitlines()[-1].startswith("[ 40/100]") and len(stream.getvalue().splitlines()) == 3
+    stream = io.StringIO()
+    whole = PlainProgress(3, stream, interval_s=3600.0, clock=lambda: now[0])
+    for i in range(3):  # the last output prints the last line at once, whatever the interval
+        whole.advance(f"tc-{i}", error=False, cached=True)
+    whole.finish()  # the phase's end does not print it twice
+    assert stream.getvalue().splitlines() == ["[3/3] 100% 0 errors 3 cached, 0s elapsed, last tc-2"]
 
 
 def _run_in_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
