@@ -86,14 +86,19 @@ def model_phase_progress(suite, options, stream: TextIO | None = None,  # noqa: 
                 plain.finish()
         return
     from rich.console import Console
+    from rich.theme import Theme
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
-    columns = [TextColumn("{task.description}"), BarColumn(complete_style="cyan", finished_style="cyan"),
-               TaskProgressColumn(style="default"), MofNCompleteColumn(), TextColumn("•"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+    # Neutral: the default text colour everywhere, a cyan bar (rich's own theme draws the bar
+    # bright pink-red, which reads as a failure, and every number in a colour of its own).
+    neutral = Theme({"bar.complete": "cyan", "bar.finished": "cyan",
+                     "progress.percentage": "default", "progress.download": "default",
+                     "progress.elapsed": "default", "progress.remaining": "default"})
+    columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
+               TextColumn("•"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                TextColumn("{task.fields[errors]} errors, {task.fields[cached]} cached  [dim]{task.fields[last]}")]
-    with Progress(*columns, console=Console(file=stream), transient=False) as bar:
+    with Progress(*columns, console=Console(file=stream, theme=neutral), transient=False) as bar:
         task = bar.add_task(suite.name, total=total, errors=0, cached=0, last="")
         counts = {"errors": 0, "cached": 0}
 

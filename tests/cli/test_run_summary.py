@@ -232,6 +232,8 @@ def test_on_a_terminal_the_summary_is_a_table_and_the_bar_stays(quiz: Path, fake
     assert "\x1b[" in screen  # styled, unlike the piped form
     # No bright red bar: the complete part of the bar is drawn in cyan (SGR 36).
     assert "\x1b[38;5;197m" not in screen and "\x1b[38;2;249;38;114m" not in screen
+    bar_line = next(line for line in screen.splitlines() if "━" in line and "3/3" in line)
+    assert "\x1b[36m" in bar_line and not re.search(r"\x1b\[(3[1-5]|9[0-9]|38;)", bar_line), repr(bar_line)
 
 
 # ---- help and version ----------------------------------------------------------------------
