@@ -26,8 +26,8 @@ SANDBOX_POINTER = "run untrusted code even where no sandbox can contain it (deta
 
 EXIT_CODE_MEANINGS = {
     ExitCode.OK: "success",
-    ExitCode.GATE_FAILED: "a threshold, gate or other check failed",
-    ExitCode.INVALID_INPUT: "invalid suite, dataset, targets file or flag (nothing was run)",
+    ExitCode.GATE_FAILED: "a threshold, gate or other check failed (demo: a Dagster run failed)",
+    ExitCode.INVALID_INPUT: "invalid input: a suite, dataset, targets file, flag or name (nothing was run)",
     ExitCode.REGRESSION: "gates met, but a significant regression against the baseline",
     ExitCode.ALL_ERRORS: "every model call ended in an error (server or key)",
     ExitCode.DATABASE_BUSY: "the DuckDB file stayed locked by another writer",

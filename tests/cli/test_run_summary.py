@@ -252,15 +252,17 @@ def test_version_and_help_conventions(capsys: pytest.CaptureFixture[str]) -> Non
     assert "  3  gates met, but a significant regression" in top
     assert "docs/security.md" in top  # the sandbox paragraph, said once here
 
-    for command in (["run"], ["validate"], ["demo"], ["report"], ["grades", "export"]):
+    for command in (["run"], ["validate"], ["demo"], ["report"], ["export"], ["grades", "export"]):
         with pytest.raises(SystemExit):
             main([*command, "--help"])
         text = capsys.readouterr().out
         assert "docs/security.md" not in text, command  # a one-line pointer instead
         assert "details: the top-level --help" in " ".join(text.split()), command
+        if command != ["grades", "export"]:
+            assert "examples:" in text and "exit codes:" in text, command
 
     with pytest.raises(SystemExit):
         main(["validate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "PATH a skill folder or .zip" in text and "-q, --quiet print only problems" in text
-    assert "examples:" in text and "0 success" in text and "2 invalid suite" in text
+    assert "examples:" in text and "0 success" in text and "2 invalid input" in text
