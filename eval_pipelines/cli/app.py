@@ -12,13 +12,25 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from typing import Sequence
 
 from eval_pipelines.cli.options import (EXIT_BUSY, EXIT_FAILED, EXIT_INVALID, EXIT_OK, StderrWarnings,
-                                        add_project_options, common_parser)
+                                        add_project_options, common_parser, epilog, package_version)
 from eval_pipelines.suite.errors import SpecErrors
 
 __all__ = ["EXIT_BUSY", "EXIT_FAILED", "EXIT_INVALID", "EXIT_OK", "build_parser", "main"]
+
+
+DESCRIPTION = ("Evaluate AI skills: validate suites, run one skill version without Dagster, or run the "
+               "bundled demo through Dagster. Every result lands in DuckDB; reports go to reports/<date>/.")
+EXAMPLES = [
+    ("eval-pipelines demo", "evaluate the bundled skills through Dagster (no network)"),
+    ("eval-pipelines validate skills/calculator/v1.1.0", "check a skill package without running it"),
+    ("eval-pipelines run skills/calculator/v1.1.0", "evaluate one skill version; failures and flips at the end"),
+    ("eval-pipelines report --skill calculator --format html", "the HTML report of the latest run"),
+    ("eval-pipelines COMMAND --help", "a command's own options, examples and exit codes"),
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     from eval_pipelines.cli.schema import add_schema_parser
     from eval_pipelines.cli.validate import add_validate_parser
 
-    parser = argparse.ArgumentParser(prog="eval-pipelines", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="eval-pipelines", description=textwrap.fill(DESCRIPTION, 79), epilog=epilog(EXAMPLES),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     add_project_options(parser)
     common = common_parser()  # the same options after the command name (`eval-pipelines demo --root X`)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -7,7 +7,8 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from eval_pipelines.cli.options import EXIT_FAILED, EXIT_INVALID, EXIT_OK, project_paths
+from eval_pipelines.analysis.exit_codes import ExitCode
+from eval_pipelines.cli.options import EXIT_FAILED, EXIT_INVALID, EXIT_OK, epilog, project_paths
 from eval_pipelines.cli.summary import print_summary
 
 
@@ -75,6 +76,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster")
+    p = sub.add_parser("demo", parents=[common], help="register the bundled skills and evaluate each through Dagster",
+                       epilog=epilog([("eval-pipelines demo", "what `make demo` runs: every bundled skill version, "
+                                                              "no network"),
+                                      ("eval-pipelines demo --db .data/demo.duckdb", "into another DuckDB file")],
+                                     (ExitCode.OK, ExitCode.GATE_FAILED, ExitCode.INVALID_INPUT,
+                                      ExitCode.DATABASE_BUSY)),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.set_defaults(func=cmd_demo)

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from eval_pipelines.analysis.exit_codes import ExitCode
+from eval_pipelines.cli.options import epilog
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -35,7 +36,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_export_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("export", parents=[common],
-                       help="write every table and view as Parquet or CSV (Hive-partitioned by date and skill version)")
+                       help="write every table and view as Parquet or CSV (Hive-partitioned by date and skill version)",
+                       epilog=epilog([("eval-pipelines export --out exports/", "every table and view as Parquet"),
+                                      ("eval-pipelines export --format csv --out exports/ --skill calculator",
+                                       "one skill's rows as CSV")],
+                                     (ExitCode.OK, ExitCode.INVALID_INPUT, ExitCode.DATABASE_BUSY)),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=("parquet", "csv"), default="parquet")
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write (one subfolder or file per table)")
     p.add_argument("--skill", action="append", metavar="NAME[@VERSION]", help="only this skill (repeatable)")

@@ -21,6 +21,29 @@ ALLOW_UNSANDBOXED_HELP = (
     "same as EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE=1")
 
 
+# The paragraph above is said once, in `eval-pipelines --help`; a command's own help points there.
+SANDBOX_POINTER = "run untrusted code even where no sandbox can contain it (details: the top-level --help)"
+
+EXIT_CODE_MEANINGS = {
+    ExitCode.OK: "success",
+    ExitCode.GATE_FAILED: "a threshold, gate or other check failed (demo: a Dagster run failed)",
+    ExitCode.INVALID_INPUT: "invalid input: a suite, dataset, targets file, flag or name (nothing was run)",
+    ExitCode.REGRESSION: "gates met, but a significant regression against the baseline",
+    ExitCode.ALL_ERRORS: "every model call ended in an error (server or key)",
+    ExitCode.DATABASE_BUSY: "the DuckDB file stayed locked by another writer",
+}
+
+
+def epilog(examples: list[tuple[str, str]], codes: tuple[ExitCode, ...] = tuple(ExitCode)) -> str:
+    """``examples:`` and ``exit codes:`` sections for a parser's ``--help`` (RawDescriptionHelpFormatter)."""
+    lines = ["examples:"]
+    for command, what in examples:
+        lines += [f"  {command}", f"      {what}"]
+    lines += ["", "exit codes:"]
+    lines += [f"  {int(code)}  {EXIT_CODE_MEANINGS[code]}" for code in codes]
+    return "\n".join(lines)
+
+
 def add_project_options(parser: argparse.ArgumentParser) -> None:
     """The options every command takes, before the command name."""
     parser.add_argument("--root", default=None, help=ROOT_HELP)
@@ -32,8 +55,20 @@ def common_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", default=argparse.SUPPRESS, help=ROOT_HELP)
     common.add_argument("--allow-unsandboxed-code", action="store_true", default=argparse.SUPPRESS,
-                        help=ALLOW_UNSANDBOXED_HELP)
+                        help=SANDBOX_POINTER)
     return common
+
+
+def package_version() -> str:
+    """The installed distribution's version; the package's own when it runs from a source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("eval-pipelines")
+    except PackageNotFoundError:
+        from eval_pipelines import __version__
+
+        return __version__
 
 
 def project_paths(root: Path, db: str | None):

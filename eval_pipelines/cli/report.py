@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval_pipelines.analysis.exit_codes import ExitCode
+from eval_pipelines.cli.options import epilog
 from eval_pipelines.reports import NO_BASELINE
 
 EXIT_OK, EXIT_INVALID = 0, 2
@@ -92,7 +94,13 @@ def add_report_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     """Register ``report`` on the CLI's subparsers (``sub``), sharing ``--root`` (``common``)."""
     p = sub.add_parser("report", parents=[common],
                        help="write the report of a skill version's run, compared with its baseline "
-                            "(JSON, Markdown or self-contained HTML)")
+                            "(JSON, Markdown or self-contained HTML)",
+                       epilog=epilog([
+                           ("eval-pipelines report --skill calculator", "the latest version's report, all formats"),
+                           ("eval-pipelines report --skill calculator --version 1.1.0 --against 1.0.0 --format md "
+                            "--out -", "Markdown on standard output, against a chosen baseline")],
+                           (ExitCode.OK, ExitCode.INVALID_INPUT, ExitCode.DATABASE_BUSY)),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--skill", required=True, help="skill name (front matter `name`)")
     p.add_argument("--version", help="skill version (default: the latest with results, semantic-version order)")
     p.add_argument("--against", metavar="BASELINE",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
-from eval_pipelines.cli.options import EXIT_INVALID, EXIT_OK, project_paths
+from eval_pipelines.analysis.exit_codes import ExitCode
+from eval_pipelines.cli.options import EXIT_INVALID, EXIT_OK, epilog, project_paths
 from eval_pipelines.suite.errors import SpecErrors
 
 
@@ -46,9 +48,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INVALID if problems else EXIT_OK
 
 
+VALIDATE_EXAMPLES = [
+    ("eval-pipelines validate skills/calculator/v1.1.0", "a skill package: its SKILL.md, suite and targets"),
+    ("eval-pipelines validate evals/quiz.yaml datasets/cases.jsonl", "suite files and datasets, several at once"),
+    ("eval-pipelines validate -q skills/*/*", "only the problems (for CI)"),
+]
+
+
 def add_validate_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("validate", parents=[common], help="check suite files, datasets and skill packages")
-    p.add_argument("paths", nargs="+")
+    p = sub.add_parser("validate", parents=[common], help="check suite files, datasets and skill packages",
+                       description=textwrap.fill("Check suite files, datasets and skill packages without running "
+                                                 "anything: every problem on one line (file:line: field: "
+                                                 "message).", 79),
+                       epilog=epilog(VALIDATE_EXAMPLES, (ExitCode.OK, ExitCode.INVALID_INPUT)),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a skill folder or .zip, a suite file (.yaml, .json) or a dataset (.jsonl, .csv)")
     p.add_argument("--as-suite", action="store_true", help="treat .jsonl/.csv as a sidecar suite")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only problems (and warnings on standard error), not an 'ok:' line per path")
     p.set_defaults(func=cmd_validate)

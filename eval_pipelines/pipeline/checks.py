@@ -132,11 +132,21 @@ def no_regression(ctx: StageContext) -> CheckResult:
     worst = min(regressed or details, key=lambda d: d["estimate"])
     return CheckResult(
         passed=not regressed,
-        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; "
-                     f"cases: {_named(worst['cases'], worst['labelled'])}"),
+        description=_regression_text(worst),
         metadata={"comparisons": details, "estimate": worst["estimate"], "p_value": float(worst["adjusted_p"]),
                   "significant": worst["significant"], "large_enough": worst["large_enough"]},
     )
+
+
+def _regression_text(worst: dict) -> str:
+    """The verdict, the cases labelled regressed (the number the reports' "Labelled regressed" tile
+    counts) and, apart, the other cases that fell: a drop spread over many cases can be significant
+    for the target while no single case is labelled."""
+    labelled = worst["labelled"]
+    fell = [c for c in worst["cases"] if c not in labelled]
+    text = (f"{worst['comparison']} {worst['target']}: {worst['wording']}; "
+            f"labelled regressed: {_named(sorted(labelled, key=labelled.get), labelled)}")
+    return text + (f"; fell, not labelled on their own: {_named(fell, {})}" if fell else "")
 
 
 def no_hidden_breakage(ctx: StageContext) -> CheckResult:
@@ -159,7 +169,7 @@ def no_hidden_breakage(ctx: StageContext) -> CheckResult:
     worst = min(broken or details, key=lambda d: d["adjusted_p"])
     return CheckResult(
         passed=not broken,
-        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed "
+        description=(f"{worst['comparison']} {worst['target']}: {worst['wording']}; labelled regressed"
                      f": {_named(sorted(worst['labelled'], key=worst['labelled'].get), worst['labelled'])}"),
         metadata={"comparisons": details, "p_value": float(worst["adjusted_p"]),
                   "significant_drops": int(worst["significant_drops"]),

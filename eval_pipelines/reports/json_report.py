@@ -91,15 +91,14 @@ def case_label(case: CaseResult, data: ReportData) -> str:
 
 
 def expected_text(case: CaseResult) -> str:
-    """What the case expected, in words: the expected output, criteria, or the failing checks."""
+    """What the case expected, in words: the expected output, criteria, the assertions' values or checks."""
     if case.expected is not None:
         return short(case.expected)
     if case.criteria:
         return short(case.criteria)
-    checks = case.failing_grades or case.grades
-    if checks:
-        return "; ".join(f"{g.name} ({g.type}) passes" for g in checks)
-    return "(nothing declared)"
+    checks = case.failing_grades or case.grades  # an assertion's own value (`equals` `value`) if it has one
+    return "; ".join(short(g.details["expected"]) if "expected" in g.details else f"{g.name} ({g.type}) passes"
+                     for g in checks) or "(nothing declared)"
 
 
 def actual_text(case: CaseResult) -> str:

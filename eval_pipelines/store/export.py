@@ -3,7 +3,8 @@
 Rows with an evaluation date and a skill version are written Hive-partitioned
 by them (``OUT/test_results/eval_date=2026-11-23/skill_version=calculator@1.0.0/``),
 so pandas, polars, Spark or DuckDB read the folder back as one table with those
-two columns and can prune by them. Tables or views without both columns are
+two columns and can prune by them. The files hold both columns as well, with the
+store's types (``eval_date`` VARCHAR, as in DuckDB). Tables or views without both columns are
 written as one file (``OUT/response_cache.parquet``). Every export replaces
 the folder of each relation it writes, never anything else in ``OUT``.
 
@@ -95,7 +96,11 @@ def export_store(db_path: str, out: Path, fmt: str = "parquet", skills: Sequence
                     continue
                 target = out / name
                 partition = ", ".join(PARTITION_COLUMNS)
-                con.execute(f"COPY ({query}) TO {_literal(target)} ({options}, PARTITION_BY ({partition}))", params)
+                # The files keep the partition columns too, with the store's types: eval_date is VARCHAR
+                # in DuckDB and in every file (a reader guessing types from the folder names would
+                # otherwise make it DATE; docs/schema.md says how to read it back as VARCHAR).
+                con.execute(f"COPY ({query}) TO {_literal(target)} "
+                            f"({options}, PARTITION_BY ({partition}), WRITE_PARTITION_COLUMNS true)", params)
             else:
                 con.execute(f"COPY ({query}) TO {_literal(out / f'{name}.{fmt}')} ({options})", params)
             result.written[name] = count

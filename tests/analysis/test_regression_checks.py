@@ -94,7 +94,7 @@ def test_with_dbh_the_breakage_check_names_the_cases_the_labels_chose(tmp_path: 
     assert not hidden.passed and hidden.metadata["significant_drops"] == 10
     (comparison,) = hidden.metadata["comparisons"]
     assert comparison["labelled"] == stored
-    assert "labelled regressed : t000 (q=0.0044)" in hidden.description
+    assert "labelled regressed: t000 (q=0.0044)" in hidden.description
     assert no_regression(ctx).metadata["comparisons"][0]["labelled"] == stored
 
 
@@ -117,7 +117,7 @@ def test_no_change_passes_both_checks_with_equivalence_wording(tmp_path: Path) -
     ctx = store(tmp_path, same, [("previous_night", NIGHT, same)])
     result = no_regression(ctx)
     assert result.passed and "no regression: no drop of 5 pts or more" in result.description
-    assert "cases: none" in result.description
+    assert "labelled regressed: none" in result.description and "fell" not in result.description
     assert no_hidden_breakage(ctx).passed
 
 
@@ -158,3 +158,21 @@ def test_reports_show_q_values_and_both_answers(tmp_path: Path) -> None:
     text = regression_markdown(summary)
     assert "| significant | large enough | verdict |" in text and "breakage [model-a]:" in text
     assert "regressed (q <= case_fdr): t000 [model-a] q=0.04" in text
+
+
+def test_a_thin_drop_names_the_cases_that_fell_apart_from_those_labelled(tmp_path: Path) -> None:
+    # 20 of 100 single-trial cases flip pass -> fail: the target's drop is significant, but one trial
+    # per case cannot label a case on its own. The description says "labelled regressed: none" (what the
+    # reports' "Labelled regressed" tile counts) and names the cases that fell apart.
+    base = suite({f"t{i:03d}": (1, 1) for i in range(100)})
+    current = suite({f"t{i:03d}": (0 if i < 20 else 1, 1) for i in range(100)})
+    ctx = store(tmp_path, current, [("previous_version", VERSION, base)])
+    result = no_regression(ctx)
+    assert not result.passed
+    assert "labelled regressed: none; fell, not labelled on their own: t000, t001" in result.description
+    ctx.release()
+    with duckdb.connect(str(ctx.paths.db_path), read_only=True) as con:
+        run = SimpleNamespace(skill_version=CURRENT.skill_version, eval_date=CURRENT.eval_date)
+        base_run = SimpleNamespace(skill_version=VERSION.skill_version, eval_date=VERSION.eval_date)
+        from eval_pipelines.reports.comparison import labelled_regressed
+        assert labelled_regressed(significance(con, run, base_run)) == []

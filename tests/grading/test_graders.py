@@ -40,6 +40,22 @@ def test_equals_falls_back_to_expected_output_when_no_value() -> None:
     assert grade("equals", "x", expected="DENIED", value="x").passed
 
 
+def test_equals_reason_shows_both_values_as_promptfoo_does() -> None:
+    g = grade("equals", "APPROVED", expected="DENIED")
+    assert g.reason == 'Expected output "APPROVED" to equal "DENIED"'
+    # Long values are cut in the stored reason (the details keep them whole); newlines stay visible.
+    g = grade("equals", "x" * 500, value="a\nb")
+    assert g.reason == 'Expected output "' + "x" * 59 + '…" to equal "a\\nb"'
+    assert g.details["actual"] == "x" * 500
+
+
+def test_equals_batch_reason_is_the_per_output_reason() -> None:
+    from eval_pipelines.grading.graders.equals import Equals, EqualsParams
+
+    batch = Equals().grade_batch([EqualsParams(value="4")] * 2, ["5", "4"], [_case(), _case()])
+    assert list(batch.reasons) == ['Expected output "5" to equal "4"', "output equals the expected value"]
+
+
 def test_equals_non_string_expected_compared_as_text() -> None:
     assert grade("equals", "27", expected=27).passed
 

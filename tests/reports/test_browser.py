@@ -138,7 +138,7 @@ def test_html_report_renders_in_headless_chromium(driver, tmp_path_factory: pyte
     body.find_element(By.CSS_SELECTOR, "button.toggle").click()
     assert detail.is_displayed()
     text = detail.text
-    assert "exact_match" in text and "output differs from the expected value" in text and "27.0" in text
+    assert "exact_match" in text and "Expected output \"27.0\" to equal \"27\"" in text and "27.0" in text
     assert detail.find_element(By.CSS_SELECTOR, "table.diff").is_displayed()
 
     ARTIFACTS.mkdir(exist_ok=True)

@@ -338,6 +338,16 @@ def load_report_like(data, keep: set[str]):  # noqa: ANN001, ANN201
                    run=replace(data.run, thresholds={}))
 
 
+def test_expected_names_the_assertion_value_when_the_case_has_no_expected_output(widget) -> None:  # noqa: ANN001
+    from eval_pipelines.reports.json_report import expected_text
+
+    xss = next(c for c in widget.cases if c.test_id == "xss")
+    # `equals` with its own `value`: the value, not "exact (equals) passes".
+    assert expected_text(replace(xss, expected=None)) == "safe"
+    judge = next(c for c in widget.cases if c.test_id == "judge")
+    assert expected_text(replace(judge, criteria=None)) == "contains (contains) passes"
+
+
 def test_no_secret_reaches_a_report(widget_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     data = load_report(widget_db, "widget")

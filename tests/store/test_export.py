@@ -91,3 +91,25 @@ def test_export_refuses_missing_database_and_unknown_skill(db: Path, tmp_path: P
     assert main(["export", "--out", str(tmp_path / "x"), "--db", str(db), "--skill", "gamma"]) \
         == ExitCode.INVALID_INPUT
     assert "--skill: no results for gamma" in capsys.readouterr().out
+
+
+def test_eval_date_is_varchar_in_the_store_and_in_the_export(db: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # One type for the same column: VARCHAR in DuckDB, VARCHAR in every exported file (the partition
+    # columns are written into the files), VARCHAR when the folder is read back as docs/ci.md shows.
+    out = tmp_path / "export"
+    assert main(["export", "--format", "parquet", "--out", str(out), "--db", str(db)]) == ExitCode.OK
+    with connect(db) as con:
+        stored = con.execute("SELECT data_type FROM information_schema.columns WHERE table_name = 'test_results' "
+                             "AND column_name = 'eval_date'").fetchone()[0]
+    reader = duckdb.connect()
+    one_file = next((out / "test_results").rglob("*.parquet"))
+    in_file = reader.execute(f"SELECT typeof(eval_date), typeof(skill_version) FROM read_parquet('{one_file}', "
+                             "hive_partitioning = false) LIMIT 1").fetchone()
+    documented = reader.execute(f"SELECT DISTINCT typeof(eval_date) FROM read_parquet('{out}/test_results/**/*.parquet', "
+                                "hive_partitioning = true, hive_types = {'eval_date': VARCHAR})").fetchall()
+    assert stored == "VARCHAR" and in_file == ("VARCHAR", "VARCHAR") and documented == [("VARCHAR",)]
+    with connect(db) as con:
+        dates = con.execute("SELECT DISTINCT eval_date FROM test_results").fetchall()
+    assert reader.execute(f"SELECT DISTINCT eval_date FROM read_parquet('{one_file}', hive_partitioning = false)"
+                          ).fetchall() == dates

@@ -8,7 +8,18 @@ from eval_pipelines.grading.base import BatchOutcomes, Grader, GradeInput, Outco
 from eval_pipelines.grading.graders.text import as_text, json_str, normalise
 from eval_pipelines.suite.models import TestCase
 
-_SAME, _DIFFERENT = "output equals the expected value", "output differs from the expected value"
+_SAME = "output equals the expected value"
+_SHOWN = 60  # characters of each value in the reason; the whole values are in the grade's details
+
+
+def _quoted(text: str) -> str:
+    """A value for the one-line reason: JSON-quoted (newlines visible), long values cut with an ellipsis."""
+    return json_str(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
+
+
+def _differs(actual: str, expected: str) -> str:
+    """promptfoo's wording (``Expected output "x" to equal "y"``), so a reader sees both values at once."""
+    return f"Expected output {_quoted(actual)} to equal {_quoted(expected)}"
 
 
 class EqualsParams(Params):
@@ -35,7 +46,8 @@ class Equals(Grader[EqualsParams]):
         expected = normalise(as_text(expected_raw), **options)
         actual = normalise(inp.output, **options)
         ok = actual == expected
-        return Outcome.binary(ok, _SAME if ok else _DIFFERENT, expected=expected, actual=actual)
+        return Outcome.binary(ok, _SAME if ok else _differs(actual, expected), expected=expected,
+                              actual=actual)
 
     batchable = True
 
@@ -57,6 +69,6 @@ class Equals(Grader[EqualsParams]):
             actual = normalise(output, **options)
             ok = actual == expected
             scores.append(1.0 if ok else 0.0)
-            reasons.append(_SAME if ok else _DIFFERENT)
+            reasons.append(_SAME if ok else _differs(actual, expected))
             details.append(head + json_str(actual) + "}")
         return BatchOutcomes(scores, reasons, details)
