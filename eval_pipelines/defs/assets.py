@@ -24,7 +24,7 @@ from eval_pipelines.pipeline.checks import CHECKS, CheckResult, checks_for
 from eval_pipelines.defs.metadata import as_metadata, code_reference, table_metadata, table_name
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
-from eval_pipelines.defs.trends import trend_observation
+from eval_pipelines.defs.trends import trend_point
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.pipeline.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
 from eval_pipelines.store.connection import connect
@@ -55,6 +55,11 @@ CHECK_SPECS = [
 ]
 
 
+# What the step yields: its assets' materialisations (or observations, see below), check
+# results, and each skill's trend point (defs/trends.py).
+StepEvent = dg.MaterializeResult | dg.AssetCheckResult | dg.AssetObservation | dg.AssetMaterialization
+
+
 class ModelCallConfig(dg.Config):
     """Run-time switches for the model phase (set in the launchpad or run config)."""
 
@@ -71,8 +76,7 @@ def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
 @dg.multi_asset(name=STEP, specs=ASSET_SPECS, check_specs=CHECK_SPECS, can_subset=True,
                 partitions_def=eval_partitions)
 def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfig, project: EvalProject,
-                       store: EvalStore, models: ModelAccess,
-                       ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult | dg.AssetObservation]:
+                       store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
     partition = partition_of(context)
     ctx = StageContext(
@@ -140,9 +144,9 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     verdict = _tag_verdict(context, failed_checks, [name for _, name, _ in skipped])
     if "metrics" in ran:
         with connect(store.db_path) as con:
-            observation = trend_observation(con, partition, verdict or _verdict(failed_checks))
-        if observation is not None:
-            yield observation
+            point = trend_point(con, partition, verdict or _verdict(failed_checks))
+        if point is not None:  # skill_trends/<skill>: this evaluation as a data point of the skill's history
+            yield point
     if failures:
         # In a failed run Dagster shows a check it never received as "execution failed";
         # these had nothing to check, so they say so, as warnings (yellow), not errors.

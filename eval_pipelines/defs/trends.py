@@ -2,15 +2,18 @@
 
 The ``metrics`` asset is partitioned by date x skill version, so Dagster's plots of
 its metadata run over every partition key and join unrelated skills in one line.
-A skill's trend asset has no partitions: each evaluation of the skill adds one
-observation (pass rate, cost, latency, the version and the date as text), so its
-Plots tab draws that skill alone, in the order the evaluations ran, and its latest
-observation carries a Markdown table of pass rates, versions x nights.
+A skill's trend asset has no partitions: each evaluation of the skill records one
+materialisation, a data point (pass rate, cost, latency, the version and the date as
+text), so the plots of its metadata (Overview or Events -> Metadata -> Plots) draw
+that skill alone, in the order the evaluations ran, and its latest materialisation
+carries a Markdown table of pass rates, versions x nights.
 
-The assets are observed, not materialised: nothing is computed for them, the
-evaluation step reports what it measured. Their specs are made from the skills
-found when the code location loads; a skill added later is observed under the
-same key at once and gets its description after a reload.
+They are external assets: nothing computes them, the evaluation step reports the data
+point at runtime (a failed evaluation too: its point is its numbers and its verdict).
+A materialisation rather than an observation, so the catalogue and the lineage show
+when the skill was last evaluated instead of "never materialized". Their specs are made
+from the skills found when the code location loads; a skill added later is recorded
+under the same key at once and gets its description after a reload.
 """
 
 from __future__ import annotations
@@ -39,9 +42,9 @@ def trend_key(skill: str) -> dg.AssetKey:
 def trend_spec(skill: str) -> dg.AssetSpec:
     return dg.AssetSpec(
         trend_key(skill), deps=["metrics"], group_name=TRENDS_GROUP, kinds={"duckdb"}, owners=["team:evals"],
-        description=f"How `{skill}` is doing: one observation per evaluation of any of its versions "
-                    f"(pass rate, cost, latency; the version and the date as text). Open Plots for the "
-                    f"pass rate over versions and nights; the latest observation has the table.",
+        description=f"How `{skill}` is doing: one data point per evaluation of any of its versions "
+                    f"(pass rate, cost, latency; the version, the date and the verdict as text). Metadata -> "
+                    f"Plots: the pass rate over versions and nights; `pass_rate_by_version_and_night`: the table.",
         metadata={"skill": skill})
 
 
@@ -72,7 +75,7 @@ def history_markdown(rows: list[tuple[str, str, float]]) -> str:
     return "\n".join(lines)
 
 
-def trend_observation(con: duckdb.DuckDBPyConnection, partition: Partition, verdict: str) -> dg.AssetObservation | None:
+def trend_point(con: duckdb.DuckDBPyConnection, partition: Partition, verdict: str) -> dg.AssetMaterialization | None:
     """What the skill's trend asset records for this partition (None if it has no metrics rows)."""
     values = dict(con.execute(
         "SELECT metric, value FROM metrics WHERE eval_date = ? AND skill_version = ? AND target = '*'",
@@ -89,5 +92,5 @@ def trend_observation(con: duckdb.DuckDBPyConnection, partition: Partition, verd
         "partition": dg.MetadataValue.text(f"{partition.eval_date}|{partition.skill_version}"),
         "pass_rate_by_version_and_night": dg.MetadataValue.md(history_markdown(skill_history(con, skill))),
     }
-    return dg.AssetObservation(asset_key=trend_key(skill), metadata=metadata,
+    return dg.AssetMaterialization(asset_key=trend_key(skill), metadata=metadata,
                                description=f"{partition.skill_version} on {partition.eval_date}: {verdict}")

@@ -3,7 +3,7 @@ instance, the instance's partition status and event records, the definitions' sp
 
 - a failed evaluation's partition is FAILED for the asset whose check failed (red in the
   partition grid and counted by the "Failed" filter), the other assets stay materialised;
-- each skill has a ``skill_trends/<skill>`` asset whose observations carry its numbers;
+- each skill has a ``skill_trends/<skill>`` asset with a data point (materialisation) per evaluation;
 - column descriptions come from docs/schema.md, every asset has code references and a table name;
 - the nightly schedule is off by default, the sensor on.
 """
@@ -11,7 +11,10 @@ instance, the instance's partition status and event records, the definitions' sp
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -36,7 +39,7 @@ def status(instance: dg.DagsterInstance, asset: str, key: str) -> dg.AssetPartit
 
 
 @pytest.mark.slow  # two Dagster runs in process
-def test_a_failed_check_fails_its_assets_partition_and_a_skills_trend_is_observed(project: Path) -> None:  # noqa: F811
+def test_a_failed_check_fails_its_assets_partition_and_each_run_adds_a_trend_point(project: Path) -> None:  # noqa: F811
     with dg.DagsterInstance.ephemeral() as instance:
         passed = run(project, instance, "ungated@1.0.0")
         failed = run(project, instance, "gated@1.0.0")
@@ -62,20 +65,20 @@ def test_a_failed_check_fails_its_assets_partition_and_a_skills_trend_is_observe
             "failed: suite_thresholds_met: required_pass_rate = 0.667 < 0.900")
         assert observation.metadata["pass_rate"].value == pytest.approx(2 / 3)
 
-        # One trend asset per skill, observed once per evaluation, unpartitioned (its plots run
-        # over time for that skill alone), with numbers, the version, the date and the verdict.
-        records = instance.fetch_observations(trend_key("gated"), limit=10).records
+        # One trend asset per skill, a data point (materialisation) per evaluation, unpartitioned
+        # (its plots run over time for that skill alone): numbers, version, date and verdict.
+        records = instance.fetch_materializations(trend_key("gated"), limit=10).records
         assert len(records) == 1
-        meta = records[0].asset_observation.metadata
+        meta = records[0].asset_materialization.metadata
         assert meta["pass_rate"].value == pytest.approx(2 / 3)
         assert (meta["version"].value, meta["eval_date"].value, meta["verdict"].value) == (
             "1.0.0", "2026-11-20", "gate_failed")
         assert isinstance(meta["latency_p50_ms"].value, float)
         assert meta["pass_rate_by_version_and_night"].value == (
             "| version | 2026-11-20 |\n|---|---|\n| 1.0.0 | 67% |")
-        assert records[0].asset_observation.partition is None
-        assert instance.fetch_observations(trend_key("ungated"), limit=10).records[0] \
-            .asset_observation.metadata["verdict"].value == "no_thresholds"
+        assert records[0].asset_materialization.partition is None
+        assert instance.fetch_materializations(trend_key("ungated"), limit=10).records[0] \
+            .asset_materialization.metadata["verdict"].value == "no_thresholds"
 
 
 def test_trend_table_is_versions_by_nights() -> None:
@@ -142,3 +145,20 @@ def test_the_nightly_schedule_is_off_unless_switched_on(monkeypatch: pytest.Monk
         importlib.reload(schedules)
     defs = build_definitions(str(tmp_path), str(tmp_path / "s.duckdb"))
     assert defs.resolve_sensor_def("new_skill_versions").default_status == dg.DefaultSensorStatus.RUNNING
+
+
+@pytest.mark.slow  # starts dg, which loads the code location in a subprocess
+def test_dg_check_defs_loads_the_project_offline(tmp_path: Path) -> None:
+    """`make validate` = `dg check defs`: [tool.dg] in pyproject.toml names the code location."""
+    dg_cli = Path(sys.executable).parent / "dg"
+    assert dg_cli.exists(), "dagster-dg-cli is a dependency (pyproject.toml)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "DAGSTER_"))}
+    env |= {"DAGSTER_HOME": str(tmp_path), "EVAL_PIPELINES_DB": str(tmp_path / "s.duckdb"),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    done = subprocess.run([str(dg_cli), "check", "defs"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=240)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "All definitions loaded successfully" in output
+    assert "SupersessionWarning" not in output
