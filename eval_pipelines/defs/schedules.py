@@ -8,7 +8,7 @@ partition instead of overwriting the previous night's.
 Off by default: with a paid model in ``targets.yaml``, opening the UI must not
 commit anyone to a full re-evaluation every night. Turn it on in the UI
 (Automation -> nightly_regression -> toggle; the daemon remembers it) or set
-``EVAL_PIPELINES_NIGHTLY=on`` where the daemon runs (a deployment).
+``EVAL_PIPELINES_NIGHTLY=on`` where the code location loads (``EVAL_PIPELINES_NIGHTLY=on make ui``, a deployment).
 """
 
 
