@@ -38,11 +38,14 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
+# dg (dagster-dg-cli) reads [tool.dg] in pyproject.toml: the code location is
+# eval_pipelines.definitions, as in workspace.yaml (which `dagster dev -w
+# workspace.yaml`, the deployment and the tests still use).
 ui: $(STAMP)
-	$(BIN)/dagster dev -w workspace.yaml
+	$(BIN)/dg dev
 
 validate: $(STAMP)
-	$(BIN)/dagster definitions validate -w workspace.yaml
+	$(BIN)/dg check defs
 
 clean:
 	rm -rf .data .dagster/storage .dagster/logs .dagster/history

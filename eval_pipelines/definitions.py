@@ -12,6 +12,7 @@ from eval_pipelines.defs.jobs import evaluate_skill_version
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess, default_root
 from eval_pipelines.defs.schedules import nightly_regression
 from eval_pipelines.defs.sensors import new_skill_versions
+from eval_pipelines.defs.trends import trend_specs
 
 
 def default_db_path(root: str) -> str:
@@ -20,8 +21,12 @@ def default_db_path(root: str) -> str:
 
 def build_definitions(root: str | None = None, db_path: str | None = None) -> dg.Definitions:
     root = root or default_root()
+    project = EvalProject(root=root, skills_dir=os.environ.get("EVAL_PIPELINES_SKILLS_DIR"))
+    db_path = db_path or default_db_path(root)
     return dg.Definitions(
-        assets=ASSETS,
+        # Code references: each asset's page links to the file and line that computes it.
+        # (link_code_references_to_git is not used: the project names no public git remote.)
+        assets=[*dg.with_source_code_references(ASSETS), *trend_specs(project.paths(db_path))],
         jobs=[evaluate_skill_version],
         sensors=[new_skill_versions],
         schedules=[nightly_regression],
@@ -31,8 +36,8 @@ def build_definitions(root: str | None = None, db_path: str | None = None) -> dg
         # job. Partitions still run in parallel as separate runs.
         executor=dg.in_process_executor,
         resources={
-            "project": EvalProject(root=root, skills_dir=os.environ.get("EVAL_PIPELINES_SKILLS_DIR")),
-            "store": EvalStore(db_path=db_path or default_db_path(root)),
+            "project": project,
+            "store": EvalStore(db_path=db_path),
             "models": ModelAccess(),
         },
     )

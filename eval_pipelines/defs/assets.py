@@ -21,9 +21,10 @@ from typing import Iterator
 import dagster as dg
 
 from eval_pipelines.pipeline.checks import CHECKS, CheckResult, checks_for
-from eval_pipelines.defs.metadata import as_metadata, table_metadata
+from eval_pipelines.defs.metadata import as_metadata, code_reference, table_metadata, table_name
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
+from eval_pipelines.defs.trends import trend_point
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.pipeline.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
 from eval_pipelines.store.connection import connect
@@ -34,11 +35,17 @@ STEP = "evaluate_partition"
 # Partitioned asset checks are a Dagster preview feature; the checks must see
 # their partition, so we use it and keep the warning out of every run's log.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*partitions_def on an AssetCheckSpec.*")
+# Code references (each asset's page links to its stage's source) are a beta feature.
+warnings.filterwarnings("ignore", category=dg.BetaWarning,
+                        message=".*(with_source_code_references|LocalFileCodeReference|CodeReferencesMetadataValue).*")
 
 ASSET_SPECS = [
     dg.AssetSpec(stage.name, deps=[previous.name] if previous else [], description=stage.description,
                  group_name=GROUP, kinds=set(stage.kinds), owners=["team:evals"],
-                 metadata={"tables": ", ".join(stage.tables) or "files"})
+                 metadata={"tables": ", ".join(stage.tables) or "files",
+                           "dagster/code_references": dg.CodeReferencesMetadataValue(
+                               code_references=[code_reference(stage.run)]),
+                           **({"dagster/table_name": table_name(stage.tables[0])} if stage.tables else {})})
     for previous, stage in zip((None, *STAGES[:-1]), STAGES)
 ]
 CHECK_SPECS = [
@@ -46,6 +53,11 @@ CHECK_SPECS = [
                       partitions_def=eval_partitions)
     for check in CHECKS
 ]
+
+
+# What the step yields: its assets' materialisations (or observations, see below), check
+# results, and each skill's trend point (defs/trends.py).
+StepEvent = dg.MaterializeResult | dg.AssetCheckResult | dg.AssetObservation | dg.AssetMaterialization
 
 
 class ModelCallConfig(dg.Config):
@@ -64,7 +76,7 @@ def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
 @dg.multi_asset(name=STEP, specs=ASSET_SPECS, check_specs=CHECK_SPECS, can_subset=True,
                 partitions_def=eval_partitions)
 def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfig, project: EvalProject,
-                       store: EvalStore, models: ModelAccess) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+                       store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
     partition = partition_of(context)
     ctx = StageContext(
@@ -76,15 +88,16 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     failed_checks: list[str] = []
     failures: list[str] = []
     skipped: list[tuple[str, str, CheckResult]] = []
+    ran: set[str] = set()
     try:
         for stage, result in run_stages(ctx, selected):
+            ran.add(stage.name)
             meta = as_metadata(result.metadata)
             for table, rows in result.rows.items():
                 if table == stage.tables[0]:
                     meta |= table_metadata(list(_columns(store.db_path, table)), table, rows)
             meta["partition"] = dg.MetadataValue.text(f"{partition.eval_date} / {partition.skill_version}")
-            yield dg.MaterializeResult(asset_key=stage.name, metadata=meta)
-            stop = False
+            outcomes = []
             for check in checks_for(stage.name):
                 if check.name not in selected_checks:
                     continue
@@ -94,6 +107,19 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                     context.log.info(f"check {check.name} {outcome.description}")
                     skipped.append((stage.name, check.name, outcome))
                     continue
+                outcomes.append((check, outcome))
+            failed_here = [f"{check.name}: {outcome.description}" for check, outcome in outcomes if not outcome.passed]
+            if failed_here:
+                # Its rows are stored, but the asset is not reported materialised: in the run that
+                # fails below, Dagster then shows this partition of this asset as failed (red) in
+                # the partition grid and the "Failed" filter, while the other assets stay green.
+                # The metadata goes on an observation so the numbers are still on the asset's page.
+                meta["evaluation"] = dg.MetadataValue.text("failed: " + "; ".join(failed_here))
+                yield dg.AssetObservation(asset_key=stage.name, partition=str(context.partition_key), metadata=meta)
+            else:
+                yield dg.MaterializeResult(asset_key=stage.name, metadata=meta)
+            stop = False
+            for check, outcome in outcomes:
                 # The run's event log shows a check's metadata but not its description: the
                 # result line goes first in the metadata so the numbers are visible there too.
                 yield dg.AssetCheckResult(asset_key=stage.name, check_name=check.name, passed=outcome.passed,
@@ -115,7 +141,12 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     except MissingUpstream as exc:
         raise dg.Failure(description=f"{ctx.current_stage}: {exc}", metadata={"stage": ctx.current_stage},
                          allow_retries=False) from None
-    _tag_verdict(context, failed_checks, [name for _, name, _ in skipped])
+    verdict = _tag_verdict(context, failed_checks, [name for _, name, _ in skipped])
+    if "metrics" in ran:
+        with connect(store.db_path) as con:
+            point = trend_point(con, partition, verdict or _verdict(failed_checks))
+        if point is not None:  # skill_trends/<skill>: this evaluation as a data point of the skill's history
+            yield point
     if failures:
         # In a failed run Dagster shows a check it never received as "execution failed";
         # these had nothing to check, so they say so, as warnings (yellow), not errors.
@@ -142,13 +173,14 @@ def _verdict(failed_checks: list[str], skipped_checks: list[str] = ()) -> str:
     return "no_thresholds" if "suite_thresholds_met" in skipped_checks else "passed"
 
 
-def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str], skipped_checks: list[str]) -> None:
+def _tag_verdict(context: dg.AssetExecutionContext, failed_checks: list[str], skipped_checks: list[str]) -> str | None:
     """``eval/verdict`` on the run, so the Runs list can be filtered by the evaluation's outcome."""
     if not context.selected_asset_check_keys:
-        return
+        return None
     verdict = _verdict(failed_checks, skipped_checks)
     context.instance.add_run_tags(context.run.run_id, {"eval/verdict": verdict,
                                                        "eval/failed_checks": ",".join(failed_checks) or "none"})
+    return verdict
 
 
 ASSETS = [evaluate_partition]

@@ -4,6 +4,11 @@
 notes), so this is a plain schedule that lists the registered versions and
 requests one run per skill for the scheduled date, which adds a new history
 partition instead of overwriting the previous night's.
+
+Off by default: with a paid model in ``targets.yaml``, opening the UI must not
+commit anyone to a full re-evaluation every night. Turn it on in the UI
+(Automation -> nightly_regression -> toggle; the daemon remembers it) or set
+``EVAL_PIPELINES_NIGHTLY=on`` where the code location loads (``EVAL_PIPELINES_NIGHTLY=on make ui``, a deployment).
 """
 
 
@@ -16,10 +21,17 @@ from eval_pipelines.defs.partitions import partition_key_for, skill_versions
 from eval_pipelines.analysis.versions import latest_versions
 
 NIGHTLY_CRON = os.environ.get("EVAL_PIPELINES_NIGHTLY_CRON", "0 2 * * *")
+NIGHTLY_SWITCH = "EVAL_PIPELINES_NIGHTLY"
+
+
+def nightly_default_status(environ: dict[str, str] | None = None) -> dg.DefaultScheduleStatus:
+    """Stopped unless ``EVAL_PIPELINES_NIGHTLY`` is on (``on``, ``1``, ``true``, ``yes``)."""
+    value = (os.environ if environ is None else environ).get(NIGHTLY_SWITCH, "").strip().lower()
+    return dg.DefaultScheduleStatus.RUNNING if value in ("on", "1", "true", "yes") else dg.DefaultScheduleStatus.STOPPED
 
 
 @dg.schedule(job=evaluate_skill_version, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.RUNNING,
+             default_status=nightly_default_status(),
              description="Nightly drift check: the latest version of every skill, re-evaluated.")
 def nightly_regression(context: dg.ScheduleEvaluationContext):
     keys = context.instance.get_dynamic_partitions(skill_versions.name)

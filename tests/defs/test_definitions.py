@@ -59,7 +59,8 @@ def test_triggers_target_the_job(defs: dg.Definitions) -> None:
     assert schedule.job_name == "evaluate_skill_version"
     assert schedule.execution_timezone == "UTC"
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
-    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    # Off until someone turns it on: opening the UI does not commit anyone to paying for nightly runs.
+    assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
 
 
 def test_resources_point_at_the_given_root_and_database(defs: dg.Definitions, tmp_path: Path) -> None:
