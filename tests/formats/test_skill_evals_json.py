@@ -69,7 +69,7 @@ def test_agentv_spelling_assertions_is_read_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("evals, message", [
-    ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "weight": 2}]}, "unknown field 'weight'"),
+    ({"evals": [{"id": 1, "prompt": "p", "expectation": ["x"]}]}, "did you mean 'expectations'?"),
     ({"evals": [{"id": 1, "prompt": "", "expectations": ["x"]}]}, "invalid prompt"),
     ({"evals": [{"id": 1, "prompt": "p"}]}, "nothing to grade"),
     ({"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/nope.txt"], "expectations": ["x"]}]},

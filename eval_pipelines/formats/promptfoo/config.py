@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from eval_pipelines.suite.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.suite.errors import SpecErrors
-from eval_pipelines.formats.promptfoo.hints import with_hints
+from eval_pipelines.formats.promptfoo.hints import with_hints, with_warning_hints
 from eval_pipelines.formats.eval_yaml.fields import LoadContext, content_text
 from eval_pipelines.formats.promptfoo.assertions.items import convert_assertions
 from eval_pipelines.formats.promptfoo.assertions.vocabulary import COMPARE_GRADERS
@@ -84,6 +84,8 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
+# Test options promptfoo's TestCaseSchema reads that we do not act on (refused by name).
+OPTION_READS = {"disableDefaultAsserts", "factuality"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
@@ -107,7 +109,7 @@ class Loader:
 
     def __init__(self, doc: Document, policy: PathPolicy, dialect: str) -> None:
         self.doc, self.dialect = doc, dialect
-        self.ctx = LoadContext(policy)
+        self.ctx = LoadContext(policy, tool="AgentV" if dialect == "agentv" else "promptfoo")
         self.providers: dict[str, Provider] = {}
         self.suite_providers: list[Provider] = []
         self.providers_refused = False  # a suite provider failed to load (its error is recorded)
@@ -141,7 +143,7 @@ class Loader:
                 self.ctx.warnings.append(f"{raw.doc.file}: {'.'.join(map(str, path))}.rubric_prompt: used by the "
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
-        compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS)
+        compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS, reads=OPTION_READS)
         refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
@@ -402,7 +404,11 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
                 ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
-    default = read_default_test(ctx, doc, names.get("defaultTest", "defaultTest"), dialect)
+    default_key = names.get("defaultTest", "defaultTest")
+    if isinstance(raw.get(default_key), dict):  # promptfoo's TestCaseSchema without `description`
+        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key],
+                              TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
+    default = read_default_test(ctx, doc, default_key, dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
     tests, scenarios = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect), raw.get("scenarios")
@@ -444,4 +450,4 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
         derived_metrics=derived, tracing=tracing,
     )
-    return suite, list(dict.fromkeys(ctx.warnings))
+    return suite, with_warning_hints(list(dict.fromkeys(ctx.warnings)))

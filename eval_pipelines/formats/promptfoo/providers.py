@@ -45,6 +45,8 @@ from eval_pipelines.formats.promptfoo.prompts.templates import read_structured, 
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
 
+# A provider given by `python:`/`file:` keeps an `id` no provider answers to: promptfoo fails.
+FAILING_KEYS = {"python", "file"}
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
 # promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
 _KEY_FROM_ENV = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}\s*$")
@@ -214,7 +216,9 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
-    compat.unknown_fields(ctx, doc, path, raw, PROVIDER_KEYS)
+    for key in FAILING_KEYS & set(raw):  # promptfoo fails on these ("Could not identify provider")
+        ctx.error(doc, path + (key,), f"unknown field {key!r}")  # hints.py says what to write instead
+    compat.unknown_fields(ctx, doc, path, {k: v for k, v in raw.items() if k not in FAILING_KEYS}, PROVIDER_KEYS)
     delay = read_delay(ctx, doc, path + ("delay",), raw.get("delay"))
     for key in ("transform", "env", "inputs"):
         if key in raw:

@@ -136,7 +136,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
 
 
 def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
-    ctx = LoadContext(policy)
+    ctx = LoadContext(policy, tool="skill-creator")
     raw = doc.data
     compat.unknown_fields(ctx, doc, (), raw, TOP_KEYS)
     name = raw.get("skill_name")
