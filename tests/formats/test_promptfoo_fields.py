@@ -149,7 +149,8 @@ providers: [{id: 'openai:chat:m', config: {apiHost: llm.example.org, max_complet
 tests: [{vars: {q: x}}]
 """)
     config = suite.target_configs[0]
-    assert config["base_url"] == "https://llm.example.org/v1" and config["max_tokens"] == 7
+    # promptfoo sends max_completion_tokens to reasoning models only; `m` gets its default max_tokens
+    assert config["base_url"] == "https://llm.example.org/v1" and config["max_tokens"] == 1024
 
 
 @pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config", "prompts", "delay"}))

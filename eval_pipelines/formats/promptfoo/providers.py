@@ -33,6 +33,7 @@ is a target name from targets.yaml.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ FAILING_KEYS = {"python", "file"}
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
 # promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
 _KEY_FROM_ENV = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}\s*$")
-OPENAI_CONFIG_APPLIED = {"apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
+OPENAI_CONFIG_APPLIED = {"omitDefaults", "apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
                          "response_format", "tools", "tool_choice"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
@@ -137,11 +138,7 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
         target["base_url"] = base if "://" in base else f"https://{base}/v1"
     if config.get("apiKeyEnvar"):
         target["api_key_env"] = str(config["apiKeyEnvar"])
-    if config.get("temperature") is not None:
-        target["temperature"] = config["temperature"]
-    tokens = config.get("max_tokens", config.get("max_completion_tokens"))
-    if tokens is not None:
-        target["max_tokens"] = tokens
+    target.update(request_defaults(model, config))
     if config.get("response_format") is not None:
         fmt = _response_format(ctx, doc, path + ("config", "response_format"), config["response_format"])
         if fmt is None:
@@ -165,6 +162,35 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
         ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(ignored)} not applied "
                             f"(only {', '.join(sorted(OPENAI_CONFIG_APPLIED))} are)")
     return target
+
+
+def is_reasoning_model(model: str) -> bool:
+    """promptfoo's OpenAiGenericProvider.isReasoningModel (src/providers/openai/index.ts): o1, o3, o4 and
+    gpt-5 models (also after a `/` or an `ft:` prefix)."""
+    name = re.sub(r"(^|/)ft:", r"\1", model)
+    return name.startswith(("o1", "o3", "o4", "gpt-5")) or any(f"/{p}" in name for p in ("o1", "o3", "o4", "gpt-5"))
+
+
+def request_defaults(model: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The sampling settings promptfoo's OpenAI chat provider sends (getOpenAiBody in
+    src/providers/openai/chat.ts, promptfoo 0.121): a reasoning model gets no `max_tokens` and no
+    `temperature`, only `max_completion_tokens` when the config or OPENAI_MAX_COMPLETION_TOKENS sets
+    it; any other model `max_tokens` = config, else OPENAI_MAX_TOKENS, else 1024, and `temperature` =
+    config, else OPENAI_TEMPERATURE, else 0. `omitDefaults: true` drops the 1024 and the 0."""
+    env = os.environ
+    if is_reasoning_model(model):
+        tokens = config.get("max_completion_tokens")
+        if tokens is None and env.get("OPENAI_MAX_COMPLETION_TOKENS"):
+            tokens = int(env["OPENAI_MAX_COMPLETION_TOKENS"])
+        return {"temperature": None, **({"max_completion_tokens": tokens} if tokens is not None else {})}
+    omit = bool(config.get("omitDefaults"))
+    tokens = config.get("max_tokens")
+    if tokens is None and (env.get("OPENAI_MAX_TOKENS") or not omit):
+        tokens = int(env.get("OPENAI_MAX_TOKENS") or 1024)
+    temperature = config.get("temperature")
+    if temperature is None and (env.get("OPENAI_TEMPERATURE") or not omit):
+        temperature = float(env.get("OPENAI_TEMPERATURE") or 0)
+    return {"temperature": temperature, **({"max_tokens": tokens} if tokens is not None else {})}
 
 
 def _load_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> Any:
