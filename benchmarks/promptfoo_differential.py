@@ -126,7 +126,8 @@ def config_models(config: dict[str, Any], folder: Path) -> set[str]:
     for item in providers:
         pid = item if isinstance(item, str) else item.get("id") if isinstance(item, dict) else None
         if isinstance(pid, str) and pid.startswith("file://") and pid.endswith((".yaml", ".yml", ".json")):
-            loaded = yaml.safe_load((folder / pid.removeprefix("file://")).read_text())
+            file = folder / pid.removeprefix("file://")
+            loaded = yaml.safe_load(file.read_text()) if file.is_file() else []
             models |= config_models({"providers": loaded if isinstance(loaded, list) else [loaded]}, folder)
         elif isinstance(pid, str) and pid.startswith("openai:"):
             models.add(pid.split(":")[-1])
@@ -229,7 +230,8 @@ def provider_indexes(config: dict[str, Any], folder: Path) -> dict[str, int]:
     for item in providers:
         pid = item if isinstance(item, str) else item.get("id") if isinstance(item, dict) else None
         if isinstance(pid, str) and pid.startswith("file://") and pid.endswith((".yaml", ".yml", ".json")):
-            loaded = yaml.safe_load((folder / pid.removeprefix("file://")).read_text())
+            file = folder / pid.removeprefix("file://")
+            loaded = yaml.safe_load(file.read_text()) if file.is_file() else []
             flat += loaded if isinstance(loaded, list) else [loaded]
         else:
             flat.append(item)
@@ -280,7 +282,7 @@ def compare(row: dict[str, str], binary: Path) -> Outcome:
         if result is None:
             outcome.differences.append(f"promptfoo: {problem}")
         outcome.ours_ran = db is not None
-        outcome.refusal = refusal
+        outcome.refusal = refusal.replace(str(work / "ours"), slug)
         if outcome.promptfoo_ran and outcome.ours_ran:
             remaining = collections.Counter(ours)
             outcome.requests_promptfoo = len(theirs)
@@ -372,7 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in manifest() if not args.only or r["folder"] in args.only]
     outcomes = []
     for row in rows:
-        outcome = compare(row, binary)
+        try:
+            outcome = compare(row, binary)
+        except Exception as exc:  # noqa: BLE001 - one config's failure is recorded, the others still run
+            outcome = Outcome(row["folder"], differences=[f"harness: {type(exc).__name__}: {str(exc)[:200]}"])
         outcomes.append(outcome)
         print(json.dumps(outcome.__dict__, ensure_ascii=False)[:600], flush=True)
     f = figures(outcomes)

@@ -70,10 +70,22 @@ class SpecError:
 
     def __str__(self) -> str:
         where = self.file + (f":{self.line}" if self.line else "")
-        text = f"{where}: {format_path(self.path)}: {self.message}"
+        text = f"{where}: {format_path(self.path)}: {one_line(self.message)}"
         if self.expected:
-            text += f" (expected {self.expected})"
+            text += f" (expected {one_line(self.expected)})"
         return text
+
+
+MESSAGE_LIMIT = 400  # characters of a message; the offending value it quotes is cut there
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks written ``\\n``, a long text (a multi-line value quoted
+    whole) cut with the number of characters left out, so one refusal stays one line."""
+    flat = text.replace("\r\n", "\n").replace("\n", "\\n")
+    if len(flat) <= MESSAGE_LIMIT:
+        return flat
+    return f"{flat[:MESSAGE_LIMIT]}... ({len(flat) - MESSAGE_LIMIT} more characters)"
 
 
 @dataclass

@@ -45,6 +45,7 @@ from eval_pipelines.formats.promptfoo.hints import with_hints, with_warning_hint
 from eval_pipelines.formats.eval_yaml.fields import LoadContext, content_text
 from eval_pipelines.formats.promptfoo.assertions.items import convert_assertions
 from eval_pipelines.formats.promptfoo.assertions.vocabulary import COMPARE_GRADERS
+from eval_pipelines.formats.promptfoo.base_path import config_base
 from eval_pipelines.formats.promptfoo.derived_metrics import parse_derived_metrics
 from eval_pipelines.formats.promptfoo.env import apply_env
 from eval_pipelines.formats.promptfoo.extensions import Hooks
@@ -53,6 +54,7 @@ from eval_pipelines.formats.promptfoo.evaluate_options import (  # noqa: F401 (t
 )
 from eval_pipelines.formats.promptfoo.filters import filter_environment, parse_filters
 from eval_pipelines.formats.promptfoo.assertions.openai_functions import attach_functions, attach_tools
+from eval_pipelines.formats.promptfoo.assertions.rubric_prompt import with_rubric_prompt as _with_rubric_prompt
 from eval_pipelines.formats.promptfoo.prompts.history import VARIABLE as CONVERSATION, Conversations
 from eval_pipelines.formats.promptfoo.pairing import (
     allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
@@ -91,17 +93,6 @@ OPTION_READS = {"disableDefaultAsserts", "factuality"}
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
 AGENTV_EXECUTION_KEYS = {"skip_defaults"}
 AGENTV_OPTION_NAMES = {"rubric_prompt": "rubricPrompt"}
-
-
-MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
-
-
-def _with_rubric_prompt(asserts: Any, prompt: Any) -> Any:
-    """A test's ``options.rubricPrompt`` given to each of its model-graded assertions without one."""
-    if prompt is None or not isinstance(asserts, list):
-        return asserts
-    return [dict(a, rubricPrompt=prompt) if isinstance(a, dict) and "rubricPrompt" not in a
-            and str(a.get("type", "")).removeprefix("not-") in MODEL_GRADED else a for a in asserts]
 
 
 class Loader:
@@ -380,7 +371,8 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
     read_token = NAMES_READ.set(names_read := set())
     try:
-        suite, warnings = _suite(loader, names)
+        with config_base(doc.file.parent if dialect == "promptfoo" else None):
+            suite, warnings = _suite(loader, names)
         return suite, warnings + read_warnings(doc.file, names_read)
     finally:
         NAMES_READ.reset(read_token)
@@ -404,10 +396,8 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
                 ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
-    default_key = names.get("defaultTest", "defaultTest")
-    if isinstance(raw.get(default_key), dict):  # promptfoo's TestCaseSchema without `description`
-        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key],
-                              TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
+    if isinstance(raw.get(default_key := names.get("defaultTest", "defaultTest")), dict):  # a TestCaseSchema
+        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key], TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
     default = read_default_test(ctx, doc, default_key, dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}

@@ -327,8 +327,14 @@ def parse_providers(ctx: LoadContext, doc: Document, key: str, raw: Any, dialect
                         if (p := parse_provider(ctx, loaded, (i,), item, dialect)) is not None]
         return out
     items = raw if isinstance(raw, list) else [raw]
-    providers = [p for i, item in enumerate(items)
-                 if (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect))]
+    providers = []
+    for i, item in enumerate(items):
+        # promptfoo's isProviderConfigFileReference (src/providers/index.ts loadApiProviders): a list
+        # entry `file://x.yaml|yml|json` holds provider configs (one or a list), read in its place.
+        if isinstance(item, str) and item.startswith("file://") and item.lower().endswith((".yaml", ".yml", ".json")):
+            providers += parse_providers(ctx, doc, key, item, dialect)
+        elif (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect)):
+            providers.append(p)
     _distinct_names(ctx, doc, key, providers)
     return providers
 
