@@ -57,6 +57,7 @@ OPENAI_CONFIG_APPLIED = {"omitDefaults", "apiKey", "apiBaseUrl", "apiHost", "api
 PYTHON_RUNNER = """\
 import importlib.util, json, os, sys
 path, function, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # sibling modules, as promptfoo's wrapper
 spec = importlib.util.spec_from_file_location("provider", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
