@@ -153,7 +153,7 @@ tests: [{vars: {q: x}}]
     assert config["base_url"] == "https://llm.example.org/v1" and config["max_tokens"] == 1024
 
 
-@pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config", "prompts", "delay"}))
+@pytest.mark.parametrize("key", sorted(PROVIDER_KEYS - {"id", "label", "config", "prompts", "delay", "transform"}))
 def test_unsupported_provider_fields_are_refused(tmp_path: Path, key: str) -> None:
     line = refusal(tmp_path, f"prompts: ['{{{{ q }}}}']\nproviders: [{{id: echo, {key}: x}}]\n" + ONE_TEST)
     assert f"provider `{key}` is not supported" in line

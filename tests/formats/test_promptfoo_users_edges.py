@@ -84,3 +84,29 @@ def test_a_refusal_quoting_a_multi_line_value_is_one_line(tmp_path: Path) -> Non
         load_suite(config)
     line = str(caught.value)
     assert "\n" not in line and "more characters" in line and len(line) < 700
+
+
+def test_a_provider_transform_runs_before_the_tests_on_every_assertion(tmp_path: Path) -> None:
+    # src/evaluator.ts runEval: provider.transform, then the test's options.transform
+    import duckdb
+
+    from eval_pipelines.cli import main
+    config = write(tmp_path / "s", {"promptfooconfig.yaml": """\
+prompts: ['{{ q }}']
+providers: [{id: echo, transform: 'output.toUpperCase()'}]
+tests:
+  - vars: {q: hello}
+    assert: [{type: equals, value: HELLO}]
+  - vars: {q: hi}
+    options: {transform: 'output + "!"'}
+    assert: [{type: equals, value: HI!}]
+"""})
+    assert main(["run", str(config), "--root", str(tmp_path), "--db", str(tmp_path / "r.duckdb")]) == 0
+    with duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT bool_and(passed), count(*) FROM grades").fetchone() == (True, 2)
+    two = write(tmp_path / "t", {"promptfooconfig.yaml": "prompts: ['{{ q }}']\nproviders:\n"
+                                 "  - {id: echo, label: a, transform: 'output.trim()'}\n  - {id: echo, label: b}\n"
+                                 "tests: [{vars: {q: x}, assert: [{type: equals, value: x}]}]\n"})
+    with pytest.raises(SpecErrors) as caught:
+        load_suite(two)
+    assert "providers with different `transform`s" in str(caught.value)

@@ -57,7 +57,7 @@ from eval_pipelines.formats.promptfoo.assertions.openai_functions import attach_
 from eval_pipelines.formats.promptfoo.assertions.rubric_prompt import with_rubric_prompt as _with_rubric_prompt
 from eval_pipelines.formats.promptfoo.prompts.history import VARIABLE as CONVERSATION, Conversations
 from eval_pipelines.formats.promptfoo.pairing import (
-    allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
+    allowed_targets, output_transforms, prompt_raw, prompt_settings, provider_context, with_parsed_output,
 )
 from eval_pipelines.formats.promptfoo.prompts.templates import (
     PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
@@ -250,7 +250,7 @@ class Loader:
                     by_vars[key] = convert_assertions(
                         self.ctx, doc, path + ("assert",),
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
-                        self.dialect, filled, self.doc.data, [transform] if transform else None,
+                        self.dialect, filled, self.doc.data, output_transforms(self.ctx, doc, path, runs_on, transform),
                         (options["provider"], path + ("options", "provider") if "provider" in (data.get("options")
                          or {}) else ("defaultTest", "options", "provider")) if "provider" in options else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])

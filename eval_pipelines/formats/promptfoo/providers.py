@@ -88,6 +88,7 @@ class Provider:
     functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
     prompts: list[str] | None = None  # its `prompts`: the labels of the prompts it runs (None: all)
     delay_ms: int | None = None  # its `delay`: a pause after each uncached call
+    transform: str | None = None  # its `transform` of the output, before the test's (pairing.output_transforms)
 
 
 def target_name(text: str) -> str:
@@ -247,7 +248,7 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         ctx.error(doc, path + (key,), f"unknown field {key!r}")  # hints.py says what to write instead
     compat.unknown_fields(ctx, doc, path, {k: v for k, v in raw.items() if k not in FAILING_KEYS}, PROVIDER_KEYS)
     delay = read_delay(ctx, doc, path + ("delay",), raw.get("delay"))
-    for key in ("transform", "env", "inputs"):
+    for key in ("env", "inputs"):
         if key in raw:
             ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
     prompts = raw.get("prompts")
@@ -259,6 +260,9 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
         provider.prompts = prompts
         provider.delay_ms = None if delay is None else int(delay)  # its target pauses after each call
+        if raw.get("transform") is not None and not isinstance(raw["transform"], str):
+            ctx.error(doc, path + ("transform",), "invalid transform", "a JavaScript expression or file://x.js")
+        provider.transform = raw.get("transform") if isinstance(raw.get("transform"), str) else None
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
