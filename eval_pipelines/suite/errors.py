@@ -76,16 +76,18 @@ class SpecError:
         return text
 
 
-MESSAGE_LIMIT = 400  # characters of a message; the offending value it quotes is cut there
+MESSAGE_LIMIT = 400  # characters of a message quoting a multi-line value; the value is cut there
+LONG_LIMIT = 2000  # any message (a list of the supported names stays whole)
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: line breaks written ``\\n``, a long text (a multi-line value quoted
-    whole) cut with the number of characters left out, so one refusal stays one line."""
+    """``text`` on one line: line breaks written ``\\n``; a message quoting a multi-line value (or
+    any very long one) cut with the number of characters left out, so one refusal stays one line."""
     flat = text.replace("\r\n", "\n").replace("\n", "\\n")
-    if len(flat) <= MESSAGE_LIMIT:
+    limit = MESSAGE_LIMIT if "\n" in text or "\\n" in text else LONG_LIMIT  # a value, raw or quoted
+    if len(flat) <= limit:
         return flat
-    return f"{flat[:MESSAGE_LIMIT]}... ({len(flat) - MESSAGE_LIMIT} more characters)"
+    return f"{flat[:limit]}... ({len(flat) - limit} more characters)"
 
 
 @dataclass

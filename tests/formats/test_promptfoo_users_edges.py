@@ -84,6 +84,9 @@ def test_a_refusal_quoting_a_multi_line_value_is_one_line(tmp_path: Path) -> Non
         load_suite(config)
     line = str(caught.value)
     assert "\n" not in line and "more characters" in line and len(line) < 700
+    from eval_pipelines.suite.errors import SpecError
+    raw = str(SpecError("c.yaml", ("prompts", 0), "invalid prompt " + "a line\n" * 100, 3))
+    assert "\n" not in raw and "more characters" in raw
 
 
 def test_a_provider_transform_runs_before_the_tests_on_every_assertion(tmp_path: Path) -> None:
