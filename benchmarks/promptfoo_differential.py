@@ -150,8 +150,9 @@ def run_promptfoo(binary: Path, work: Path, server: FakeOpenAIServer) -> tuple[d
                           cwd=work, env=env, capture_output=True, text=True, timeout=600)
     out = work / "pf-out.json"
     if not out.exists():
-        return None, (done.stderr or done.stdout).strip().splitlines()[-1:] and \
-            (done.stderr or done.stdout).strip().splitlines()[-1][:300]
+        lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        errors = [line for line in lines if "Error" in line and not line.startswith("at ")]
+        return None, (errors or lines or ["no output"])[0][:300]
     return json.loads(out.read_text()), ""
 
 
@@ -344,7 +345,9 @@ def markdown(f: dict[str, Any], outcomes: list[Outcome]) -> str:
         lines += ["Refused here (each one line):", ""]
         lines += [f"- `{slug}`: {text.replace(str(ROOT), '.')}" for slug, text in sorted(f["refusals"].items())]
         lines.append("")
-    lines += ["Differences left (first few per config):", ""]
+    reasons = collections.Counter(re.sub(r":.*", "", r) for r in f["out_of_scope"].values())
+    lines += ["Out of scope: " + ", ".join(f"{n} × {why}" for why, n in reasons.most_common()) + ".", ""]
+    lines += ["Differences left, and why promptfoo did not run a config (first few per config):", ""]
     for o in outcomes:
         for d in o.differences[:3]:
             lines.append(f"- `{o.slug}`: {d.replace(str(ROOT), '.')[:300]}")
