@@ -37,7 +37,8 @@ from eval_pipelines.suite.source import Document
 # The close-match rule: a key is a likely misspelling of a key the tool reads when, compared in
 # lower case, it equals it (`Assert`, `VARS`) or difflib's ratio (2 * matching characters / total
 # characters) is at least this (`asserts`/`assert` 0.92, `treshold`/`threshold` 0.94,
-# `provder`/`provider` 0.93; while `name`/`vars` 0.25, `version`/`description` 0.56 and `displayPrompt`/`prompts` 0.60 are not).
+# `provder`/`provider` 0.93; while `name`/`vars` 0.25, `version`/`description` 0.56 and
+# `displayPrompt`/`prompts` 0.60 are not).
 MISSPELLING_RATIO = 0.8
 
 

@@ -397,7 +397,8 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
     if isinstance(raw.get(default_key := names.get("defaultTest", "defaultTest")), dict):  # a TestCaseSchema
-        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key], TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
+        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key],
+                              TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
     default = read_default_test(ctx, doc, default_key, dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
