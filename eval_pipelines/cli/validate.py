@@ -15,6 +15,7 @@ from eval_pipelines.suite.errors import SpecErrors
 def cmd_validate(args: argparse.Namespace) -> int:
     from eval_pipelines.formats.datasets import DATASET_SUFFIXES, read_test_rows
     from eval_pipelines.formats.loader import load_skill, load_suite
+    from eval_pipelines.suite.paths import PathPolicy
 
     paths = project_paths(Path(args.root), None)
     problems = 0
@@ -31,7 +32,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 rows = read_test_rows(path)
                 warnings, detail = [], f"{len(rows.data)} rows"
             elif path.suffix.lower() in DATASET_SUFFIXES:
-                suite, warnings = load_suite(path)
+                # The policy `run` reads a bare suite file with (cli/run_source.load_bare_suite): files
+                # beside it or below, and the datasets folder; so validate says ok only when run can.
+                suite, warnings = load_suite(path, PathPolicy(allowed_roots=(path.parent.resolve(),),
+                                                              datasets_dir=paths.datasets_dir))
                 detail = f"{suite.format}: {len(suite.tests)} tests"
             else:
                 raise SpecErrors.single(path, f"unsupported file type {path.suffix!r}",

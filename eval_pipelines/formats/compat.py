@@ -9,12 +9,20 @@ through the functions below rather than writing its own messages:
   option, a concurrency setting our engine decides): accepted, with a stored warning that names it.
 * **without effect** (:func:`without_effect`): the tool's own schema drops it, or it has nothing to
   act on here: accepted, with a stored warning.
-* **ignored by the tool too** (:func:`ignored_fields`): a key the tool's own code never reads
-  (skill-creator's tools read no key of ``evals.json`` beyond those its schema documents): accepted,
-  kept, with a stored warning; a key close to one the tool reads is refused with "did you mean".
-* **unknown** (:func:`unknown_fields`): a key the family does not list. Refused in one line with
-  the closest known key ("did you mean"), so that a misspelling of a field the tool reads is not
-  silently lost.
+* **unknown** (:func:`unknown_fields`): a key the family does not list. The tool's own schema
+  decides (promptfoo's zod objects in src/types/index.ts are not strict: a key they do not declare
+  is stripped or never read, and its config loader only warns):
+
+  - a key the tool reads that the family does not honour (``reads``): refused by name;
+  - a likely misspelling of a key the tool reads (:func:`likely_misspelling`): refused in one line
+    with "did you mean", since the tool would drop it silently and the user meant the other key;
+  - any other key: the tool ignores it, so it is accepted with a stored warning
+    ("promptfoo ignores this field too"), never refused.
+
+  Our own formats (``ctx.tool`` None) keep refusing every unknown key.
+* **kept by the tool's own users** (:func:`ignored_fields`): for ``evals.json``, whose keys no
+  skill-creator tool reads beyond its schema, the value of an ignored key is also kept (in the
+  case's metadata), with the same warning and the same misspelling rule.
 
 Warnings go to ``LoadContext.warnings``: the loader returns them, the ``suites`` table stores
 them and the reports show them.
@@ -22,17 +30,55 @@ them and the reports show them.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterable
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.errors import accepted_not_used, closest_key, unknown_field
+from eval_pipelines.suite.errors import format_path
 from eval_pipelines.suite.source import Document
+
+# The close-match rule: a key is a likely misspelling of a key the tool reads when, compared in
+# lower case, it equals it (`Assert`, `VARS`) or difflib's ratio (2 * matching characters / total
+# characters) is at least this (`asserts`/`assert` 0.92, `treshold`/`threshold` 0.94,
+# `provder`/`provider` 0.93; while `name`/`vars` 0.25, `version`/`description` 0.56 and
+# `displayPrompt`/`prompts` 0.60 are not).
+MISSPELLING_RATIO = 0.8
+
+
+def likely_misspelling(key: str, reads: Iterable[str]) -> str | None:
+    """The key the tool reads that ``key`` most likely misspells, or None (the rule above)."""
+    lowered = key.lower()
+    best, best_ratio = None, 0.0
+    for candidate in sorted(reads):
+        ratio = 1.0 if candidate.lower() == lowered else \
+            difflib.SequenceMatcher(None, lowered, candidate.lower()).ratio()
+        if ratio > best_ratio:
+            best, best_ratio = candidate, ratio
+    return best if best_ratio >= MISSPELLING_RATIO else None
 
 
 def unknown_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
-                   known: Iterable[str]) -> None:
-    """Refuse every key of ``raw`` not in ``known``, each at its own line, with a "did you mean"."""
-    ctx.unknown_keys(doc, path, raw, set(known))
+                   known: Iterable[str], reads: Iterable[str] = ()) -> None:
+    """Every key of ``raw`` not in ``known`` (the keys the family honours or refuses itself), by the
+    rule above. ``reads``: keys the tool reads at this level that the family does not handle."""
+    known = set(known)
+    if ctx.tool is None:  # our own format: every unknown key is refused
+        ctx.unknown_keys(doc, path, raw, known)
+        return
+    reads = set(reads) - known
+    for key in raw:
+        if key in known:
+            continue
+        where = path + (key,)
+        if key in reads:
+            ctx.error(doc, where, f"{ctx.tool}'s field {key!r} is not supported")
+            continue
+        guess = likely_misspelling(str(key), known | reads)
+        if guess is not None:
+            ctx.error(doc, where, f"unknown field {key!r}; did you mean {guess!r}?",
+                      f"{ctx.tool} reads {guess!r} here and ignores {key!r}")
+            continue
+        ignored_field(ctx, doc, where, ctx.tool, None)
 
 
 def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
@@ -45,8 +91,10 @@ def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     for key in raw:
         if key in known:
             continue
-        if closest_key(key, known):
-            ctx.error(doc, path + (key,), unknown_field(key, known))
+        guess = likely_misspelling(str(key), known)
+        if guess is not None:
+            ctx.error(doc, path + (key,), f"unknown field {key!r}; did you mean {guess!r}?",
+                      f"{tool} reads {guess!r} here and ignores {key!r}")
         else:
             kept[key] = raw[key]
             ignored_field(ctx, doc, path + (key,), tool, kept_in)
@@ -55,8 +103,10 @@ def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
 
 def ignored_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], tool: str, kept_in: str | None) -> None:
     """The stored warning for one field the tool ignores too (and where its value is kept, if anywhere)."""
-    kept = f"; stored in {kept_in}" if kept_in else ""
-    ctx.warnings.append(accepted_not_used(doc, path, f"{tool}'s tools ignore it{kept}"))
+    line = doc.line_of(path)
+    effect = f"kept in {kept_in}" if kept_in else "accepted without effect"
+    ctx.warnings.append(f"{doc.file}{f':{line}' if line else ''}: {format_path(path)}: {tool} ignores "
+                        f"this field too ({effect})")
 
 
 def not_used(ctx: LoadContext, doc: Document, field: str, why: str) -> None:

@@ -70,10 +70,24 @@ class SpecError:
 
     def __str__(self) -> str:
         where = self.file + (f":{self.line}" if self.line else "")
-        text = f"{where}: {format_path(self.path)}: {self.message}"
+        text = f"{where}: {format_path(self.path)}: {one_line(self.message)}"
         if self.expected:
-            text += f" (expected {self.expected})"
+            text += f" (expected {one_line(self.expected)})"
         return text
+
+
+MESSAGE_LIMIT = 400  # characters of a message quoting a multi-line value; the value is cut there
+LONG_LIMIT = 2000  # any message (a list of the supported names stays whole)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks written ``\\n``; a message quoting a multi-line value (or
+    any very long one) cut with the number of characters left out, so one refusal stays one line."""
+    flat = text.replace("\r\n", "\n").replace("\n", "\\n")
+    limit = MESSAGE_LIMIT if "\n" in text or "\\n" in text else LONG_LIMIT  # a value, raw or quoted
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[:limit]}... ({len(flat) - limit} more characters)"
 
 
 @dataclass

@@ -6,8 +6,8 @@ or fails with one-line errors naming a file of its example, the field and the fe
 
 The issue's bar is 80%. AgentV HEAD meets it. The promptfoo corpus (the in-scope example
 configs found in the stored index, see its README) meets it only for the configs `promptfoo eval`
-runs whose files the copy holds (140/170, 82%); of all 253 it is 140 (55%), of those whose files
-the copy holds 140/209 (67%). The floors below are those measured shares, so a change that loads
+runs whose files the copy holds (146/170, 86%, since issue 35's field rule: fields promptfoo ignores
+are warnings); of all 253 it is 146 (58%), of those whose files the copy holds 146/209 (70%). The floors below are those measured shares, so a change that loads
 fewer examples fails here; raise them when a change loads more.
 """
 
@@ -56,7 +56,7 @@ def measure(files: list[Path]) -> tuple[list[Path], dict[Path, list[str]]]:
 # red-team generation recipes, whose files the copy holds). Issue 18 asks for 80%: met for AgentV,
 # for promptfoo only on the last measure (all figures are printed and stated in docs/promptfoo.md).
 @pytest.mark.parametrize(("files", "formats", "minimum_files", "floor_all", "floor_present", "floor_runnable"), [
-    (PROMPTFOO, {"promptfoo"}, 253, 0.55, 0.66, 0.81), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.84, 0.92, None)],
+    (PROMPTFOO, {"promptfoo"}, 253, 0.57, 0.69, 0.85), (AGENTV, {"agentv-v5", "eval-yaml"}, 90, 0.84, 0.92, None)],
     ids=["promptfoo", "agentv-head"])
 def test_the_real_examples_validate_or_fail_in_one_line(files: list[Path], formats: set[str], minimum_files: int,
                                                         floor_all: float, floor_present: float,

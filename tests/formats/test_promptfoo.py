@@ -146,7 +146,8 @@ tests: [{vars: {q: hi}}]
     assert suite.execution.targets == ["openai-chat-gpt-4o-mini", "openai-gpt-4o", "local-llama", "echo",
                                        "exec-python3-run.py", "file-provider.py", "anthropic-messages-claude-sonnet"]
     assert configs["openai-chat-gpt-4o-mini"] | {} == {"name": "openai-chat-gpt-4o-mini", "type": "openai",
-                                                       "model": "gpt-4o-mini", "temperature": None}
+                                                       "model": "gpt-4o-mini", "temperature": 0.0,
+                                                       "max_tokens": 1024}
     assert configs["openai-gpt-4o"]["model"] == "gpt-4o"
     assert configs["local-llama"] == {"name": "local-llama", "type": "openai", "model": "llama3",
                                       "temperature": 0.3, "base_url": "http://127.0.0.1:8000/v1",

@@ -33,10 +33,10 @@ tests: [{vars: {q: hi}}]
 """)
     configs = {c["name"]: c for c in suite.target_configs}
     assert configs["litellm-gpt-4.1-mini"] == {
-        "name": "litellm-gpt-4.1-mini", "type": "openai", "model": "gpt-4.1-mini", "temperature": None,
+        "name": "litellm-gpt-4.1-mini", "type": "openai", "model": "gpt-4.1-mini", "temperature": 0.0, "max_tokens": 1024,
         "base_url_env": "LITELLM_API_BASE", "base_url_default": "http://0.0.0.0:4000", "api_key_env": "LITELLM_API_KEY"}
     assert configs["litellm-chat-claude-4-sonnet"] == {
-        "name": "litellm-chat-claude-4-sonnet", "type": "openai", "model": "claude-4-sonnet", "temperature": 0.2,
+        "name": "litellm-chat-claude-4-sonnet", "type": "openai", "model": "claude-4-sonnet", "temperature": 0.2, "max_tokens": 1024,
         "base_url": "http://localhost:4000", "api_key_env": "LITELLM_API_KEY"}
     # an embedding model is not a model under test: it must come from targets.yaml, as other kinds
     assert "litellm-embedding-text-embedding-3-large" not in configs

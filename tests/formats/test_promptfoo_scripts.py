@@ -239,12 +239,12 @@ def test_failing_generated_tests_are_one_line_errors(tmp_path: Path, entry: str,
 
 
 def test_a_bad_generated_test_names_the_script(tmp_path: Path) -> None:
-    (tmp_path / "gen.py").write_text("def generate_tests():\n    return [{'vars': {'q': 1}, 'colour': 'red'}]\n")
+    (tmp_path / "gen.py").write_text("def generate_tests():\n    return [{'vars': {'q': 1}, 'asserts': []}]\n")
     (tmp_path / "promptfooconfig.yaml").write_text("prompts: ['{{ q }}']\nproviders: [echo]\ntests: file://gen.py\n")
     with pytest.raises(SpecErrors) as caught:
         load_suite(tmp_path / "promptfooconfig.yaml")
     line = str(caught.value).splitlines()[0]
-    assert "gen.py" in line and "colour" in line, line
+    assert "gen.py" in line and "did you mean 'assert'" in line, line
 
 
 # ---- options.transformVars (evaluator.ts: the test's variables transformed before rendering) -----

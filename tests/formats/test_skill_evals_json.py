@@ -71,6 +71,7 @@ def test_agentv_spelling_assertions_is_read_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize("evals, message", [
     ({"evals": [{"id": 1, "prompt": "p", "expectations": ["x"], "expected_outptu": "y"}]},
      "unknown field 'expected_outptu'; did you mean 'expected_output'?"),
+    ({"evals": [{"id": 1, "prompt": "p", "expectation": ["x"]}]}, "did you mean 'expectations'?"),
     ({"evals": [{"id": 1, "prompt": "", "expectations": ["x"]}]}, "invalid prompt"),
     ({"evals": [{"id": 1, "prompt": "p"}]}, "nothing to grade"),
     ({"evals": [{"id": 1, "prompt": "p", "files": ["evals/files/nope.txt"], "expectations": ["x"]}]},
@@ -114,8 +115,9 @@ def test_real_world_spellings_load_and_ignored_keys_are_kept_with_a_warning(tmp_
     assert case.metadata == {"weight": 2, "files": [{"path": "evals/files/sales.csv", "purpose": "the data"}]}
     assert [f.path for f in case.input_files] == ["evals/files/sales.csv"]
     assert "south,20" in case.input[0].content
-    assert any(w.startswith("accepted, not used: evals[0].weight: skill-creator's tools ignore it") for w in warnings)
-    assert any(w.startswith("accepted, not used: evals[0].files[0].purpose") for w in warnings)
+    assert any("evals[0].weight: skill-creator ignores this field too (kept in the case's metadata)" in w
+               for w in warnings)
+    assert any("evals[0].files[0].purpose: skill-creator ignores this field too" in w for w in warnings)
     evals = root / "evals" / "evals.json"
     evals.write_text(json.dumps([{"id": 1, "prompt": "p", "assertions": ["x"]}]))
     assert [t.id for t in load_suite(evals)[0].tests] == ["1"]

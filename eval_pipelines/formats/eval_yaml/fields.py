@@ -38,6 +38,9 @@ class LoadContext:
     policy: PathPolicy
     errors: list[SpecError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The third-party tool whose file this is ("promptfoo", "AgentV", "skill-creator"), or None for
+    # our own formats: formats/compat.py words its rule for unknown keys with it.
+    tool: str | None = None
 
     def error(self, doc: Document, path: tuple[Any, ...], message: str, expected: str | None = None) -> None:
         self.errors.append(SpecError(str(doc.file), path, message, doc.line_of(path), expected))

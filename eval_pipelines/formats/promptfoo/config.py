@@ -41,10 +41,11 @@ from pydantic import ValidationError
 
 from eval_pipelines.suite.assertions import parse_assertion, pydantic_errors
 from eval_pipelines.suite.errors import SpecErrors
-from eval_pipelines.formats.promptfoo.hints import with_hints
+from eval_pipelines.formats.promptfoo.hints import with_hints, with_warning_hints
 from eval_pipelines.formats.eval_yaml.fields import LoadContext, content_text
 from eval_pipelines.formats.promptfoo.assertions.items import convert_assertions
 from eval_pipelines.formats.promptfoo.assertions.vocabulary import COMPARE_GRADERS
+from eval_pipelines.formats.promptfoo.base_path import config_base
 from eval_pipelines.formats.promptfoo.derived_metrics import parse_derived_metrics
 from eval_pipelines.formats.promptfoo.env import apply_env
 from eval_pipelines.formats.promptfoo.extensions import Hooks
@@ -53,9 +54,10 @@ from eval_pipelines.formats.promptfoo.evaluate_options import (  # noqa: F401 (t
 )
 from eval_pipelines.formats.promptfoo.filters import filter_environment, parse_filters
 from eval_pipelines.formats.promptfoo.assertions.openai_functions import attach_functions, attach_tools
+from eval_pipelines.formats.promptfoo.assertions.rubric_prompt import with_rubric_prompt as _with_rubric_prompt
 from eval_pipelines.formats.promptfoo.prompts.history import VARIABLE as CONVERSATION, Conversations
 from eval_pipelines.formats.promptfoo.pairing import (
-    allowed_targets, prompt_raw, prompt_settings, provider_context, with_parsed_output,
+    allowed_targets, output_transforms, prompt_raw, prompt_settings, provider_context, with_parsed_output,
 )
 from eval_pipelines.formats.promptfoo.prompts.templates import (
     PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
@@ -85,6 +87,8 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
              "providerOutput", "assertScoringFunction", "prompts", "providers"}
 OPTION_KEYS = {"prefix", "suffix", "disableVarExpansion", "runSerially", "transform", "postprocess",
                "provider", "rubricPrompt", "storeOutputAs", "disableConversationVar", "transformVars"}
+# Test options promptfoo's TestCaseSchema reads that we do not act on (refused by name).
+OPTION_READS = {"disableDefaultAsserts", "factuality"}
 # AgentV v5's own names: test fields besides promptfoo's, test `execution` fields, and the
 # snake-case spellings of evaluate options.
 AGENTV_TEST_KEYS = {"id", "expected_output", "execution", "conversation_id", "input"}
@@ -92,23 +96,12 @@ AGENTV_EXECUTION_KEYS = {"skip_defaults"}
 AGENTV_OPTION_NAMES = {"rubric_prompt": "rubricPrompt"}
 
 
-MODEL_GRADED = {"llm-rubric", "model-graded-closedqa", "factuality", "g-eval", "answer-relevance"}
-
-
-def _with_rubric_prompt(asserts: Any, prompt: Any) -> Any:
-    """A test's ``options.rubricPrompt`` given to each of its model-graded assertions without one."""
-    if prompt is None or not isinstance(asserts, list):
-        return asserts
-    return [dict(a, rubricPrompt=prompt) if isinstance(a, dict) and "rubricPrompt" not in a
-            and str(a.get("type", "")).removeprefix("not-") in MODEL_GRADED else a for a in asserts]
-
-
 class Loader:
     """One load: the context, the providers met so far (suite-level and per test)."""
 
     def __init__(self, doc: Document, policy: PathPolicy, dialect: str) -> None:
         self.doc, self.dialect = doc, dialect
-        self.ctx = LoadContext(policy)
+        self.ctx = LoadContext(policy, tool="AgentV" if dialect == "agentv" else "promptfoo")
         self.providers: dict[str, Provider] = {}
         self.suite_providers: list[Provider] = []
         self.providers_refused = False  # a suite provider failed to load (its error is recorded)
@@ -142,7 +135,7 @@ class Loader:
                 self.ctx.warnings.append(f"{raw.doc.file}: {'.'.join(map(str, path))}.rubric_prompt: used by the "
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
-        compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS)
+        compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS, reads=OPTION_READS)
         refused = {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
@@ -258,7 +251,7 @@ class Loader:
                     by_vars[key] = convert_assertions(
                         self.ctx, doc, path + ("assert",),
                         _with_rubric_prompt(merged.get("assert"), options.get("rubricPrompt")),
-                        self.dialect, filled, self.doc.data, [transform] if transform else None,
+                        self.dialect, filled, self.doc.data, output_transforms(self.ctx, doc, path, runs_on, transform),
                         (options["provider"], path + ("options", "provider") if "provider" in (data.get("options")
                          or {}) else ("defaultTest", "options", "provider")) if "provider" in options else None)
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
@@ -379,7 +372,8 @@ def load_promptfoo(doc: Document, policy: PathPolicy, dialect: str = "promptfoo"
     token = PROMPT_ENV.set(filter_environment(ctx, doc, PROMPT_ENV.get(), filters)) if filters else None
     read_token = NAMES_READ.set(names_read := set())
     try:
-        suite, warnings = _suite(loader, names)
+        with config_base(doc.file.parent if dialect == "promptfoo" else None):
+            suite, warnings = _suite(loader, names)
         return suite, warnings + read_warnings(doc.file, names_read)
     finally:
         NAMES_READ.reset(read_token)
@@ -403,7 +397,10 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
                 ctx.error(doc, (provider_key, i, "prompts"), f"no prompt matches {ref!r}", "the label of a suite prompt")
     if not prompts and "prompts" not in raw:
         prompts = [Prompt("prompt", text="{{ prompt }}" if dialect == "promptfoo" else "{{ input }}")]
-    default = read_default_test(ctx, doc, names.get("defaultTest", "defaultTest"), dialect)
+    if isinstance(raw.get(default_key := names.get("defaultTest", "defaultTest")), dict):  # a TestCaseSchema
+        compat.unknown_fields(ctx, doc, (default_key,), raw[default_key],
+                              TEST_KEYS | (AGENTV_TEST_KEYS if dialect == "agentv" else set()))
+    default = read_default_test(ctx, doc, default_key, dialect)
     derived = parse_derived_metrics(ctx, doc, raw.get("derivedMetrics")) if dialect == "promptfoo" else []
     metadata = raw.get("metadata") or {}
     tests, scenarios = collect_raw_tests(ctx, doc, ("tests",), raw.get("tests"), dialect), raw.get("scenarios")
@@ -445,4 +442,4 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
         target_configs=[p.config for p in loader.providers.values() if p.config is not None],
         derived_metrics=derived, tracing=tracing,
     )
-    return suite, list(dict.fromkeys(ctx.warnings))
+    return suite, with_warning_hints(list(dict.fromkeys(ctx.warnings)))

@@ -11,7 +11,14 @@ from eval_pipelines.suite.models import Execution, Settings, Trials
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
 
-EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar"}
+EVALUATE_KEYS = {"repeat", "maxConcurrency", "timeoutMs", "cache", "delay", "showProgressBar", "generateSuggestions",
+                 "silent", "interactiveProviders", "eventSource"}
+# promptfoo's EvaluateOptionsSchema keys that change what a run does, and that we do not do.
+EVALUATE_READ_NOT_SUPPORTED = {"maxEvalTimeMs", "isRedteam", "progressCallback"}
+# Keys promptfoo reads that change nothing of the results (console output, a deprecated switch).
+_COSMETIC = {"generateSuggestions": "prompt suggestions are not generated", "silent": "console output",
+             "interactiveProviders": "removed from promptfoo in 2024 (maxConcurrency: 1 runs serially)",
+             "eventSource": "where promptfoo says the eval came from"}
 # AgentV v5's snake-case spellings of evaluate options.
 AGENTV_EVALUATE_NAMES = {"max_concurrency": "maxConcurrency", "timeout_ms": "timeoutMs"}
 
@@ -27,7 +34,10 @@ def read_evaluate_options(ctx: LoadContext, doc: Document, raw: Any, key: str, d
         return
     if dialect == "agentv":  # AgentV spells them in snake case
         raw = {AGENTV_EVALUATE_NAMES.get(k, k): v for k, v in raw.items()}
-    compat.unknown_fields(ctx, doc, (key,), raw, EVALUATE_KEYS)
+    compat.unknown_fields(ctx, doc, (key,), raw, EVALUATE_KEYS, reads=EVALUATE_READ_NOT_SUPPORTED)
+    for name, why in _COSMETIC.items():
+        if name in raw:
+            compat.not_used(ctx, doc, f"{key}.{name}", why)
     if "repeat" in raw:
         try:
             execution.trials = Trials(count=raw["repeat"])

@@ -4,12 +4,14 @@ promptfoo's schemas (src/types/index.ts, src/validators/providers.ts) do not hav
 evaluator does not read them: promptfoo runs such a config as if the field were not there (a
 `matrix` fills no variable, a `dataset` gives a test no variables) or fails later (a
 provider given by a `python:` / `file:` field keeps an id no provider answers to: "Could not
-identify provider"). We refuse them; these hints say, in the refusal's one line, how promptfoo
-spells what the example meant.
+identify provider"). The first kind is accepted with the stored warning of formats/compat.py
+("promptfoo ignores this field too"), the second refused; the hints say, in the warning's or the
+refusal's one line, how promptfoo spells what the example meant.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from eval_pipelines.suite.errors import SpecError
@@ -43,4 +45,23 @@ def with_hints(errors: list[SpecError]) -> list[SpecError]:
         if hint and (error.message.startswith("unknown field") or error.message.startswith("field ")):
             error = replace(error, message=f"unknown field {key!r}: {hint[0]}", expected=hint[1])
         out.append(error)
+    return out
+
+
+_IGNORED = re.compile(r": (?P<path>[^ ]+): promptfoo ignores this field too")
+
+
+def with_warning_hints(warnings: list[str]) -> list[str]:
+    """``warnings`` with each "promptfoo ignores this field too" that has a hint above saying what
+    the config meant, in promptfoo's spelling."""
+    out = []
+    for warning in warnings:
+        found = _IGNORED.search(warning)
+        if found:
+            parts = found["path"].replace("[", ".[").split(".")
+            key, where = parts[-1], parts[0] if len(parts) > 1 else ""
+            hint = HINTS.get((where, key))
+            if hint:
+                warning += f"; {hint[0].split(' (')[0]}: write {hint[1]}"
+        out.append(warning)
     return out

@@ -104,3 +104,17 @@ def prompt_raw(prompt: Prompt) -> str:
         return json.dumps([{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
                             else str(getattr(m["content"], "ref", m["content"]))} for m in prompt.messages])
     return prompt.text or ""
+
+
+def output_transforms(ctx: LoadContext, doc: Document, path: tuple[Any, ...], runs_on: list[Provider],
+                      transform: Any) -> list[Any] | None:
+    """The transforms a case's output goes through before its assertions, in promptfoo's order
+    (src/evaluator.ts runEval: the provider's ``transform``, then the test's ``options.transform``).
+    Assertions are shared by the providers a case runs on, so they must agree on their transform."""
+    own = {p.transform for p in runs_on}
+    if len(own) > 1:
+        ctx.error(doc, path, "providers with different `transform`s run this test",
+                  "the same provider transform, or `providers:` on the test to pick one")
+        return None
+    steps = [t for t in [next(iter(own), None), transform] if t]
+    return steps or None

@@ -33,6 +33,7 @@ is a target name from targets.yaml.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -45,15 +46,18 @@ from eval_pipelines.formats.promptfoo.prompts.templates import read_structured, 
 from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
 
+# A provider given by `python:`/`file:` keeps an `id` no provider answers to: promptfoo fails.
+FAILING_KEYS = {"python", "file"}
 PROVIDER_KEYS = {"id", "label", "config", "prompts", "transform", "delay", "env", "inputs"}
 # promptfoo renders `config.apiKey` as a template: `{{ env.NAME | default("...", true) }}` reads NAME.
 _KEY_FROM_ENV = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}\s*$")
-OPENAI_CONFIG_APPLIED = {"apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
+OPENAI_CONFIG_APPLIED = {"omitDefaults", "apiKey", "apiBaseUrl", "apiHost", "apiKeyEnvar", "temperature", "max_tokens", "max_completion_tokens",
                          "response_format", "tools", "tool_choice"}
 # promptfoo's Python provider protocol, run in the command target's subprocess.
 PYTHON_RUNNER = """\
 import importlib.util, json, os, sys
 path, function, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # sibling modules, as promptfoo's wrapper
 spec = importlib.util.spec_from_file_location("provider", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -84,6 +88,7 @@ class Provider:
     functions: list[dict[str, Any]] | None = None  # config.functions, for is-valid-openai-function-call only
     prompts: list[str] | None = None  # its `prompts`: the labels of the prompts it runs (None: all)
     delay_ms: int | None = None  # its `delay`: a pause after each uncached call
+    transform: str | None = None  # its `transform` of the output, before the test's (pairing.output_transforms)
 
 
 def target_name(text: str) -> str:
@@ -135,11 +140,7 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
         target["base_url"] = base if "://" in base else f"https://{base}/v1"
     if config.get("apiKeyEnvar"):
         target["api_key_env"] = str(config["apiKeyEnvar"])
-    if config.get("temperature") is not None:
-        target["temperature"] = config["temperature"]
-    tokens = config.get("max_tokens", config.get("max_completion_tokens"))
-    if tokens is not None:
-        target["max_tokens"] = tokens
+    target.update(request_defaults(model, config))
     if config.get("response_format") is not None:
         fmt = _response_format(ctx, doc, path + ("config", "response_format"), config["response_format"])
         if fmt is None:
@@ -163,6 +164,35 @@ def _openai(ctx: LoadContext, doc: Document, path: tuple[Any, ...], name: str, m
         ctx.warnings.append(f"{doc.file}: {_where(path)}.config: {', '.join(ignored)} not applied "
                             f"(only {', '.join(sorted(OPENAI_CONFIG_APPLIED))} are)")
     return target
+
+
+def is_reasoning_model(model: str) -> bool:
+    """promptfoo's OpenAiGenericProvider.isReasoningModel (src/providers/openai/index.ts): o1, o3, o4 and
+    gpt-5 models (also after a `/` or an `ft:` prefix)."""
+    name = re.sub(r"(^|/)ft:", r"\1", model)
+    return name.startswith(("o1", "o3", "o4", "gpt-5")) or any(f"/{p}" in name for p in ("o1", "o3", "o4", "gpt-5"))
+
+
+def request_defaults(model: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The sampling settings promptfoo's OpenAI chat provider sends (getOpenAiBody in
+    src/providers/openai/chat.ts, promptfoo 0.121): a reasoning model gets no `max_tokens` and no
+    `temperature`, only `max_completion_tokens` when the config or OPENAI_MAX_COMPLETION_TOKENS sets
+    it; any other model `max_tokens` = config, else OPENAI_MAX_TOKENS, else 1024, and `temperature` =
+    config, else OPENAI_TEMPERATURE, else 0. `omitDefaults: true` drops the 1024 and the 0."""
+    env = os.environ
+    if is_reasoning_model(model):
+        tokens = config.get("max_completion_tokens")
+        if tokens is None and env.get("OPENAI_MAX_COMPLETION_TOKENS"):
+            tokens = int(env["OPENAI_MAX_COMPLETION_TOKENS"])
+        return {"temperature": None, **({"max_completion_tokens": tokens} if tokens is not None else {})}
+    omit = bool(config.get("omitDefaults"))
+    tokens = config.get("max_tokens")
+    if tokens is None and (env.get("OPENAI_MAX_TOKENS") or not omit):
+        tokens = int(env.get("OPENAI_MAX_TOKENS") or 1024)
+    temperature = config.get("temperature")
+    if temperature is None and (env.get("OPENAI_TEMPERATURE") or not omit):
+        temperature = float(env.get("OPENAI_TEMPERATURE") or 0)
+    return {"temperature": temperature, **({"max_tokens": tokens} if tokens is not None else {})}
 
 
 def _load_ref(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> Any:
@@ -214,9 +244,11 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         ctx.error(doc, path, "invalid provider", "a provider id or {id, label, config}")
         return None
-    compat.unknown_fields(ctx, doc, path, raw, PROVIDER_KEYS)
+    for key in FAILING_KEYS & set(raw):  # promptfoo fails on these ("Could not identify provider")
+        ctx.error(doc, path + (key,), f"unknown field {key!r}")  # hints.py says what to write instead
+    compat.unknown_fields(ctx, doc, path, {k: v for k, v in raw.items() if k not in FAILING_KEYS}, PROVIDER_KEYS)
     delay = read_delay(ctx, doc, path + ("delay",), raw.get("delay"))
-    for key in ("transform", "env", "inputs"):
+    for key in ("env", "inputs"):
         if key in raw:
             ctx.error(doc, path + (key,), f"provider `{key}` is not supported", "id, label, config and prompts")
     prompts = raw.get("prompts")
@@ -228,6 +260,9 @@ def parse_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
         provider.names = tuple(str(n) for n in (raw.get("label"), raw["id"]) if n)
         provider.prompts = prompts
         provider.delay_ms = None if delay is None else int(delay)  # its target pauses after each call
+        if raw.get("transform") is not None and not isinstance(raw["transform"], str):
+            ctx.error(doc, path + ("transform",), "invalid transform", "a JavaScript expression or file://x.js")
+        provider.transform = raw.get("transform") if isinstance(raw.get("transform"), str) else None
         if isinstance(raw.get("config"), dict):
             provider.functions = provider_functions(ctx, doc, path, raw["id"], raw["config"])
     return provider
@@ -297,8 +332,14 @@ def parse_providers(ctx: LoadContext, doc: Document, key: str, raw: Any, dialect
                         if (p := parse_provider(ctx, loaded, (i,), item, dialect)) is not None]
         return out
     items = raw if isinstance(raw, list) else [raw]
-    providers = [p for i, item in enumerate(items)
-                 if (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect))]
+    providers = []
+    for i, item in enumerate(items):
+        # promptfoo's isProviderConfigFileReference (src/providers/index.ts loadApiProviders): a list
+        # entry `file://x.yaml|yml|json` holds provider configs (one or a list), read in its place.
+        if isinstance(item, str) and item.startswith("file://") and item.lower().endswith((".yaml", ".yml", ".json")):
+            providers += parse_providers(ctx, doc, key, item, dialect)
+        elif (p := parse_provider(ctx, doc, (key, i) if isinstance(raw, list) else (key,), item, dialect)):
+            providers.append(p)
     _distinct_names(ctx, doc, key, providers)
     return providers
 

@@ -191,7 +191,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
 
 
 def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
-    ctx = LoadContext(policy)
+    ctx = LoadContext(policy, tool="skill-creator")
     raw = doc.data
     if isinstance(raw, list):  # a bare list of evals
         raw = {"evals": raw}

@@ -6,7 +6,8 @@ is, as in promptfoo, an expression (``output.length > 2``; one line starting
 with ``const``/``let``/``var`` returns its last statement) or, when it has a line
 break, a function body (Python: any line break, even a YAML block's last one, as
 promptfoo's buildPythonScript; ``json`` is imported there); ``file://path[:function]`` loads
-a file copied into the sandbox (JavaScript: the module's export, or the named
+a file in a read-only copy of the config's folder (its sibling modules and data files beside it,
+as promptfoo runs it in place; the file alone when it lies outside that folder) (JavaScript: the module's export, or the named
 function; Python: ``get_assert``, or the named function) called with
 ``(output, context)``; ``context`` holds ``vars``, ``prompt``, ``test`` and
 ``config``, and in a traced suite ``trace`` (``{traceId, spans}``, run/tracing/spans.py).
@@ -64,6 +65,7 @@ PY_RUNNER = r"""
 import importlib.util, json, re, sys
 req = json.loads(sys.stdin.read())
 if req.get("file"):
+    sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(req["file"])))  # promptfoo's wrapper does
     spec = importlib.util.spec_from_file_location("assertion", req["file"])
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -152,21 +154,29 @@ async def _run(code: str, request: dict[str, Any], inp: GradeInput, timeout_ms: 
     from eval_pipelines.run.sandbox.runner import arun_sandboxed
 
     files: dict[str, bytes] = {}
+    copy_from: Path | None = None
     language = inline_language
     if code.startswith("file://"):
         ref, _, function = code.removeprefix("file://").partition(":")
         source = (inp.suite_dir or Path.cwd()) / ref
         if not source.is_file():
             return False, f"file not found: {ref}"
-        files[source.name] = source.read_bytes()
+        folder = inp.suite_dir.resolve() if inp.suite_dir is not None else None
+        if folder is not None and source.resolve().is_relative_to(folder):
+            # a read-only copy of the config's folder: the script imports its sibling modules and
+            # opens the data files beside it, as it does under promptfoo
+            copy_from, name = folder, source.resolve().relative_to(folder).as_posix()
+        else:
+            files[source.name], name = source.read_bytes(), source.name
         language = "python" if source.suffix == ".py" else "javascript"
-        request = {**request, "file": source.name, "function": function or None,
+        request = {**request, "file": name, "function": function or None,
                    "default_function": default_function}
     else:
         request = {**request, "code": code}
     argv = ["node", "-e", JS_RUNNER] if language == "javascript" else ["python", "-c", PY_RUNNER]
     result = await arun_sandboxed(argv, stdin=json.dumps(request, default=str).encode(),
-                                  timeout_s=timeout_ms / 1000, memory_mb=memory_mb, files=files)
+                                  timeout_s=timeout_ms / 1000, memory_mb=memory_mb, files=files,
+                                  copy_from=copy_from, copy_read_only=True)
     if result.error or result.timed_out or result.returncode != 0:
         why = result.error or ("timed out" if result.timed_out else f"exited with {result.returncode}")
         return False, f"{why}; {result.stderr_tail(300)}"

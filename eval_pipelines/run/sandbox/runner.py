@@ -106,6 +106,7 @@ def run_sandboxed(
     extra_env: dict[str, str] | None = None,
     network: bool = False,
     cwd: Path | None = None,
+    copy_read_only: bool = False,
 ) -> SandboxResult:
     """Run ``argv`` in a sandbox; never raises for anything the program does.
 
@@ -116,7 +117,8 @@ def run_sandboxed(
     (see ``sandbox_isolation.refusal``).
 
     ``copy_from`` is a folder copied into the run's directory first (a skill
-    package for its own program); ``writable`` are extra folders the program may
+    package for its own program; with ``copy_read_only`` its files cannot be written, e.g. the folder
+    of a promptfoo config for the scripts it names); ``writable`` are extra folders the program may
     write (a workspace); ``extra_env`` adds variables (never secrets: the caller
     chooses them); ``network`` keeps the host's network (off by default);
     ``cwd`` is one of ``writable`` to start in instead of the run's directory
@@ -139,7 +141,7 @@ def run_sandboxed(
         env["HOME"] = env["TMPDIR"] = str(workdir)
         try:
             if copy_from is not None:
-                _copy_package(copy_from, workdir)
+                _copy_package(copy_from, workdir, copy_read_only)
             _write_files(workdir, files or {})
             if uid is not None:
                 give_to(uid, workdir)
@@ -231,6 +233,7 @@ async def arun_sandboxed(
     extra_env: dict[str, str] | None = None,
     network: bool = False,
     cwd: Path | None = None,
+    copy_read_only: bool = False,
 ) -> SandboxResult:
     """``run_sandboxed`` in a worker thread, for graders' ``agrade`` and command targets."""
     return await asyncio.to_thread(
@@ -247,6 +250,7 @@ async def arun_sandboxed(
         extra_env=extra_env,
         network=network,
         cwd=cwd,
+        copy_read_only=copy_read_only,
     )
 
 
@@ -264,8 +268,9 @@ def _setup_error(returncode: int | None, stderr: bytes) -> str | None:
 NOT_COPIED = (".data", ".dagster")
 
 
-def _copy_package(source: Path, workdir: Path) -> None:
-    """A copy of the package, links kept as links (one pointing outside stays dangling inside)."""
+def _copy_package(source: Path, workdir: Path, read_only: bool = False) -> None:
+    """A copy of the package, links kept as links (one pointing outside stays dangling inside);
+    ``read_only``: its files without write permission (the program reads them, never changes them)."""
     total = 0
     for path in source.rglob("*"):
         if set(path.relative_to(source).parts) & set(NOT_COPIED):
@@ -276,6 +281,10 @@ def _copy_package(source: Path, workdir: Path) -> None:
                 raise ValueError(f"{source} holds more than {MAX_COPY_BYTES // 2**20} MB; "
                                  f"too large to copy into the sandbox")
     shutil.copytree(source, workdir, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    if read_only:
+        for path in workdir.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                path.chmod(path.stat().st_mode & ~0o222)
 
 
 # ------------------------------------------------------------------ run directory

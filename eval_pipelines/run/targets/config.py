@@ -44,6 +44,8 @@ class OpenAITargetConfig(_TargetBase):
     declared_by: Literal["operator", "suite"] = "operator"
     temperature: float | None = 0.0
     max_tokens: int | None = Field(default=None, ge=1)
+    # Sent as `max_completion_tokens` (reasoning models: promptfoo's chat provider sends this, never max_tokens).
+    max_completion_tokens: int | None = Field(default=None, ge=1)
     # As a judge: the embedding model `similar` / `semantic_sim` asks this server for (else the judge's default).
     embedding_model: str | None = None
     # Tools offered to the model as written (promptfoo's provider `config.tools`, `tool_choice`), never

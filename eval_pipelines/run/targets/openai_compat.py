@@ -236,6 +236,8 @@ class OpenAITarget:
             body["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             body["max_tokens"] = self.config.max_tokens
+        if self.config.max_completion_tokens is not None:
+            body["max_completion_tokens"] = self.config.max_completion_tokens
         if self.config.response_format is not None:
             body["response_format"] = self.config.response_format
         if self.config.tools is not None and not (extra or {}).get("tools"):  # a test's own tools loop wins

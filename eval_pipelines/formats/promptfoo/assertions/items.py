@@ -26,7 +26,7 @@ from eval_pipelines.suite.errors import SpecErrors, format_path
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.formats.promptfoo.assertions.conversation_relevance import WITH_VARIABLES as CONVERSATION_TYPES
 from eval_pipelines.formats.promptfoo.prompts.templates import read_structured, render, resolve_refs
-from eval_pipelines.formats.promptfoo.providers import openai_target, provider_model, target_name
+from eval_pipelines.formats.promptfoo.providers import openai_target, provider_model, request_defaults, target_name
 from eval_pipelines.formats.promptfoo.assertions.rag import RAG_TYPES
 from eval_pipelines.formats.promptfoo.assertions.vocabulary import (
     AGENTV_COMMON, COMMON, COMPARE_TYPES, SCRIPT_TYPES, VOCABULARY, Refused, agentv_extras,
@@ -309,8 +309,9 @@ def _provider_by_kind(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ra
     embedding = assertion_provider(ctx, doc, path + ("embedding",), raw["embedding"], "similar")
     if embedding is None:
         return None
-    same_server = {k: v for k, v in (embedding.get("openai") or {}).items() if k not in ("name", "model")} == \
-        {k: v for k, v in (chosen.get("openai") or {}).items() if k not in ("name", "model")}
+    own = ("name", "model", "temperature", "max_tokens")  # per model; the rest says which server
+    same_server = {k: v for k, v in (embedding.get("openai") or {}).items() if k not in own} == \
+        {k: v for k, v in (chosen.get("openai") or {}).items() if k not in own}
     if chosen.get("openai") is None or not embedding.get("embedding_model") or not same_server:
         ctx.error(doc, path, "answer-relevance with `text` and `embedding` grading providers on different "
                   "servers (or a script) is not supported", "both on the same OpenAI-compatible server")
@@ -332,6 +333,8 @@ def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
         ctx.error(doc, path, "invalid grading provider",
                   "a provider id (openai:..., a .js or .py file), {id, config} or {text: ..., embedding: ...}")
         return None
+    if pid.startswith("ollama:"):
+        return ollama_provider(ctx, doc, path, pid, config)
     if pid.startswith(("openai:", "litellm:")):
         proxy = pid.split(":")[0]
         kind, model = provider_model(pid)
@@ -342,6 +345,8 @@ def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
         target = openai_target(ctx, doc, path, target_name(pid), model, config, proxy=proxy)
         if target is None:
             return None
+        if kind != "chat":  # an embeddings request carries no sampling settings
+            target = {k: v for k, v in target.items() if k not in ("temperature", "max_tokens")}
         return {"ref": pid, "openai": {k: v for k, v in target.items() if v is not None},
                 **({"embedding_model": model} if kind != "chat" else {})}
     ref = pid.removeprefix("file://")
@@ -356,6 +361,28 @@ def assertion_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], r
     ctx.error(doc, path, f"grading provider {pid!r} is not supported",
               "an OpenAI-compatible id (openai:...) or a .js/.py provider file")
     return None
+
+
+def ollama_provider(ctx: LoadContext, doc: Document, path: tuple[Any, ...], pid: str,
+                    config: dict[str, Any]) -> dict[str, Any] | None:
+    """An ``ollama:MODEL`` / ``ollama:chat:MODEL`` / ``ollama:embeddings:MODEL`` grading provider:
+    Ollama serves an OpenAI-compatible API under ``/v1`` at its base URL (promptfoo's
+    src/providers/ollama.ts: ``config.apiBaseUrl``, else OLLAMA_BASE_URL, else http://localhost:11434).
+    Sent through an ``openai`` target with promptfoo's chat defaults; no key unless OLLAMA_API_KEY."""
+    parts = pid.split(":")
+    kind, model = (parts[1], ":".join(parts[2:])) if len(parts) > 2 and parts[1] in (
+        "chat", "completion", "embeddings", "embedding") else ("chat", ":".join(parts[1:]))
+    if kind == "completion" or not model:
+        ctx.error(doc, path, f"grading provider {pid!r} is not supported",
+                  "ollama:MODEL, ollama:chat:MODEL or ollama:embeddings:MODEL")
+        return None
+    base = str(config.get("apiBaseUrl") or os.environ.get("OLLAMA_BASE_URL") or "http://localhost:11434").rstrip("/")
+    target = {"name": target_name(pid), "type": "openai", "model": model, "api_key_env": "OLLAMA_API_KEY",
+              "base_url": base if base.endswith("/v1") else base + "/v1"}
+    if kind == "chat":
+        target.update(request_defaults(model, config))
+    return {"ref": pid, "openai": {k: v for k, v in target.items() if v is not None},
+            **({"embedding_model": model} if kind != "chat" else {})}
 
 
 def _nested(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any, dialect: str,

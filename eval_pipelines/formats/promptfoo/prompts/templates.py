@@ -40,6 +40,8 @@ from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.eval_yaml.fields import LoadContext, content_text
 from eval_pipelines.formats.promptfoo.prompts.executable import Executable, executable_prompt_text, parse_executable
 from eval_pipelines.formats.promptfoo.filters import FilterFailed
+from eval_pipelines.formats.promptfoo.base_path import CONFIG_BASE
+from eval_pipelines.formats.promptfoo.prompts.chat_text import auto_wrap_raw, yaml_chat
 from eval_pipelines.formats.promptfoo.prompts.media import has_non_text_parts, media_message
 from eval_pipelines.formats.promptfoo.scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.formats.promptfoo.template_env import EnvironmentView
@@ -110,7 +112,7 @@ def matches_ref(names: list[str], ref: str) -> bool:
 
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
     try:
-        return PROMPT_ENV.get().from_string(text)
+        return PROMPT_ENV.get().from_string(auto_wrap_raw(text))
     except jinja2.TemplateSyntaxError as exc:
         ctx.error(doc, path, f"template does not parse (line {exc.lineno} of the template): {exc.message}",
                   "a Nunjucks/jinja2 template")
@@ -128,7 +130,7 @@ def resolve_refs(ctx: LoadContext, doc: Document, path: tuple[Any, ...], ref: st
     relative to ``base`` when given, else to the file that holds the reference."""
     pattern = ref.removeprefix("file://")
     pattern = pattern.split(":", 1)[0] if ":" in Path(pattern).name else pattern  # file://x.py:fn
-    candidate = Path(pattern) if Path(pattern).is_absolute() else (base or doc.file.parent) / pattern
+    candidate = Path(pattern) if Path(pattern).is_absolute() else (base or CONFIG_BASE.get() or doc.file.parent) / pattern
     if any(ch in pattern for ch in "*?["):
         matches = sorted(Path(p) for p in glob.glob(str(candidate), recursive=True) if Path(p).is_file())
         if not matches:
@@ -408,8 +410,8 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
                     if out[-1] is None:
                         return None
                     continue
-                out.append(Message(role=m["role"], content=render(_content(ctx, doc, path, content), variables,
-                                                                     PROMPT_ENV.get())))
+                out.append(Message(role=m["role"], content=render(auto_wrap_raw(_content(ctx, doc, path, content)),
+                                                                     variables, PROMPT_ENV.get())))
             return out
         template = prompt.text or ""
         if prompt.script is not None or prompt.command is not None:
@@ -424,16 +426,19 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
             if messages is not None:
                 return [Message(role=m["role"], content=_content(ctx, doc, path, m["content"]))
                         for m in messages]
-        text = prefix + render(template, variables, PROMPT_ENV.get()) + suffix
+        text = prefix + render(auto_wrap_raw(template), variables, PROMPT_ENV.get()) + suffix
     except FilterFailed:  # its one-line error is recorded
         return None
     except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
         ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
         return None
     try:
-        parsed = json.loads(text) if text.lstrip().startswith("[") else None
-    except ValueError:
+        parsed = json.loads(text) if text.lstrip().startswith("[") else yaml_chat(text)
+    except ValueError as exc:
         parsed = None
+        if text.strip().startswith("- role:"):
+            ctx.error(doc, path, f"prompt {prompt.label!r}: {exc}", "YAML chat messages (- role: ..., content: ...)")
+            return None
     messages = _messages_from(parsed)
     if messages is not None:  # a chat prompt written as JSON; content parts typed (promptfoo_media)
         out = [media_message(ctx, doc, path, prompt.label, i, m["role"], m["content"])
