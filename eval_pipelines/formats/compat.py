@@ -11,7 +11,8 @@ through the functions below rather than writing its own messages:
   act on here: accepted, with a stored warning.
 * **ignored by the tool too** (:func:`ignored_fields`): a key the tool's own code never reads
   (skill-creator's tools read no key of ``evals.json`` beyond those its schema documents): accepted,
-  kept, with a stored warning; a key close to one the tool reads is refused with "did you mean".
+  kept, with a stored warning; a likely misspelling of a key the tool reads
+  (:func:`likely_misspelling`) is refused with "did you mean".
 * **unknown** (:func:`unknown_fields`): a key the family does not list. Refused in one line with
   the closest known key ("did you mean"), so that a misspelling of a field the tool reads is not
   silently lost.
@@ -25,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.errors import accepted_not_used, closest_key, unknown_field
+from eval_pipelines.suite.errors import accepted_not_used, unknown_field
 from eval_pipelines.suite.source import Document
 
 
@@ -45,12 +46,49 @@ def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
     for key in raw:
         if key in known:
             continue
-        if closest_key(key, known):
-            ctx.error(doc, path + (key,), unknown_field(key, known))
+        if (meant := likely_misspelling(key, known)) is not None:
+            ctx.error(doc, path + (key,), unknown_field(key, [meant]))
         else:
             kept[key] = raw[key]
             ignored_field(ctx, doc, path + (key,), tool, kept_in)
     return kept
+
+
+def likely_misspelling(key: str, known: Iterable[str]) -> str | None:
+    """The known key ``key`` is a typo of, or None. A typo is a Damerau-Levenshtein distance (edits:
+    insert, delete, substitute, swap two neighbours) of at most 1 for keys of up to 5 characters and
+    at most 2 for longer ones, compared case-insensitively. A key that is a known key with a prefix or
+    suffix of two or more characters added (``eval_name`` beside ``name``) is a different field, never
+    a typo (one added character, ``prompts``, is a typo); nor is a short
+    key two edits away (``kind`` is not ``id``, ``expected_behavior`` is not ``expected_output``).
+    Real third-party files carry such keys; refusing them as misspellings would refuse the file."""
+    lowered = key.lower()
+    best: tuple[int, str] | None = None
+    for name in known:
+        other = name.lower()
+        if len(lowered) - len(other) >= 2 and (lowered.startswith(other) or lowered.endswith(other)):
+            return None
+        limit = 1 if max(len(lowered), len(other)) <= 5 else 2
+        distance = _edit_distance(lowered, other)
+        if distance <= limit and (best is None or (distance, name) < best):
+            best = (distance, name)
+    return best[1] if best else None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment: adjacent swaps count one edit)."""
+    rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        rows[i][0] = i
+    for j in range(len(b) + 1):
+        rows[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[len(a)][len(b)]
 
 
 def ignored_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], tool: str, kept_in: str | None) -> None:

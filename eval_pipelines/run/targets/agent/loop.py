@@ -77,7 +77,11 @@ class AgentTarget:
         self.concurrency = config.concurrency
         self._api_key = api_key
         self._withheld_key = withheld_key
-        self.skill = SkillInfo(base_dir) if (base_dir / "SKILL.md").is_file() else None
+        from eval_pipelines.suite.package import skill_folder
+
+        # The skill's own folder: base_dir (the package root) or, for a plugin repository, skills/<name>/.
+        skill_dir = skill_folder(base_dir)
+        self.skill = SkillInfo(skill_dir) if skill_dir is not None else None
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "no-key", base_url=base_url, max_retries=config.max_retries,
             timeout=config.timeout_s)
