@@ -109,7 +109,12 @@ def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written
         return []
     found = next((c.resolve() for c in candidates if c.is_file() or c.is_dir()), None)
     if found is None:
-        ctx.error(doc, path, f"eval {_eval_id(doc, path)}: input file {written}: the package does not hold it",
+        root = _skill_root(doc.file)
+        # A file of that name elsewhere in the package: the path is wrong, not the file missing.
+        elsewhere = next((p.relative_to(root).as_posix() for p in sorted(root.rglob(Path(written).name))
+                          if p.is_file() and not IGNORED_PARTS & set(p.parts)), None) if Path(written).name else None
+        hint = f" (a file of that name is at {elsewhere})" if elsewhere else ""
+        ctx.error(doc, path, f"eval {_eval_id(doc, path)}: input file {written}: the package does not hold it{hint}",
                   "a file of the package, relative to the skill root (e.g. evals/files/x)")
         return []
     if not ctx.policy.check(found, doc, path, ctx.errors):
@@ -179,8 +184,9 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
         return None
     prompt = raw.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        ctx.error(doc, path + ("prompt",), "required field is missing" if prompt is None else "invalid prompt",
-                  "the task, a non-empty string")
+        given = ", ".join(sorted(map(str, raw)))  # the task is often there under another key (`input`)
+        ctx.error(doc, path + ("prompt",), f"required field is missing (the eval has {given})"
+                  if prompt is None else "invalid prompt", "the task, a non-empty string")
         return None
     files = raw.get("files") or []
     if not isinstance(files, list):
