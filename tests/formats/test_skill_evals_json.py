@@ -257,3 +257,15 @@ def test_a_run_stores_the_eval_without_expectations_as_not_evaluated(tmp_path: P
     assert statuses["3"] == "not_evaluated" and statuses["4"] != "not_evaluated"  # 4 went to the judge
     (warnings,) = sql(db, "SELECT warnings FROM suites")[0]
     assert "eval 3 has neither expectations nor expected_output" in str(warnings)
+
+
+@pytest.mark.parametrize("key, meant", [
+    ("expectation", "expectations"), ("expected_outptu", "expected_output"), ("promt", "prompt"),
+    ("fiels", "files"), ("ids", "id"), ("kind", None), ("expected_behavior", None), ("eval_name", None),
+    ("notes", None), ("type", None), ("prompts", "prompt"),
+])
+def test_a_likely_misspelling_is_a_small_edit_distance(key: str, meant: str | None) -> None:
+    from eval_pipelines.formats.compat import likely_misspelling
+    from eval_pipelines.formats.skills.evals_json import EVAL_KEYS
+
+    assert likely_misspelling(key, EVAL_KEYS - {"eval_name"}) == meant
