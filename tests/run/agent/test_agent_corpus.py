@@ -119,7 +119,12 @@ def test_a_real_package_runs_with_the_agent_target(folder: Path, server: FakeOpe
     metrics = json.loads(run_metrics)
     assert metrics["turns"] == 5 and metrics["commands"][0]["exit_code"] == 0
     assert metrics["tool_calls_by_tool"] == {"list_files": 1, "read_file": 1, "run_command": 1, "write_file": 1}
-    assert sql(db, "SELECT count(*) FROM case_metrics WHERE test_id = ?", [case.id])[0][0] > 0
+    if case.assertions:  # graded: per-case metrics stored, and the judge saw the files the agent wrote
+        assert sql(db, "SELECT count(*) FROM case_metrics WHERE test_id = ?", [case.id])[0][0] > 0
+        judged = agent.judge_requests()
+        assert judged and all(WRITTEN in json.dumps(r["messages"], ensure_ascii=False) for r in judged)
+    else:  # an eval with nothing to grade: run and stored, not evaluated (case_metrics leave such cases out)
+        assert sql(db, "SELECT status FROM test_results") == [("not_evaluated",)]
 
     # SKILL.md's body reached the model through read_file, not through the system prompt.
     requests = agent.agent_requests()

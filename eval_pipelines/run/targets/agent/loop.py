@@ -56,7 +56,10 @@ def instructions(skill: SkillInfo | None, system_prompt: str | None) -> str:
     if skill is not None:
         parts.append(f"{SKILLS_INTRO}\n- {skill.name}: {skill.description} (skills/{skill.name}/SKILL.md)")
     own = (system_prompt or "").strip()
-    if own and (skill is None or own != skill.body.strip()):
+    # The suite's system prompt is SKILL.md's body unless the suite brings its own: compared with line
+    # ends and spacing normalised (a CRLF SKILL.md reads back with LF here), else the body the agent
+    # must read through read_file would reach it in the instructions.
+    if own and (skill is None or own.split() != skill.body.split()):
         parts.append(own)
     return "\n\n".join(parts)
 
