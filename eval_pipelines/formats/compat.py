@@ -30,32 +30,11 @@ them and the reports show them.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterable
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.errors import format_path
 from eval_pipelines.suite.source import Document
-
-# The close-match rule: a key is a likely misspelling of a key the tool reads when, compared in
-# lower case, it equals it (`Assert`, `VARS`) or difflib's ratio (2 * matching characters / total
-# characters) is at least this (`asserts`/`assert` 0.92, `treshold`/`threshold` 0.94,
-# `provder`/`provider` 0.93; while `name`/`vars` 0.25, `version`/`description` 0.56 and
-# `displayPrompt`/`prompts` 0.60 are not).
-MISSPELLING_RATIO = 0.8
-
-
-def likely_misspelling(key: str, reads: Iterable[str]) -> str | None:
-    """The key the tool reads that ``key`` most likely misspells, or None (the rule above)."""
-    lowered = key.lower()
-    best, best_ratio = None, 0.0
-    for candidate in sorted(reads):
-        ratio = 1.0 if candidate.lower() == lowered else \
-            difflib.SequenceMatcher(None, lowered, candidate.lower()).ratio()
-        if ratio > best_ratio:
-            best, best_ratio = candidate, ratio
-    return best if best_ratio >= MISSPELLING_RATIO else None
-
 
 def unknown_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: dict[str, Any],
                    known: Iterable[str], reads: Iterable[str] = ()) -> None:
@@ -99,6 +78,43 @@ def ignored_fields(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: 
             kept[key] = raw[key]
             ignored_field(ctx, doc, path + (key,), tool, kept_in)
     return kept
+
+
+def likely_misspelling(key: str, known: Iterable[str]) -> str | None:
+    """The known key ``key`` is a typo of, or None. A typo is a Damerau-Levenshtein distance (edits:
+    insert, delete, substitute, swap two neighbours) of at most 1 for keys of up to 5 characters and
+    at most 2 for longer ones, compared case-insensitively. A key that is a known key with a prefix or
+    suffix of two or more characters added (``eval_name`` beside ``name``) is a different field, never
+    a typo (one added character, ``prompts``, is a typo); nor is a short
+    key two edits away (``kind`` is not ``id``, ``expected_behavior`` is not ``expected_output``).
+    Real third-party files carry such keys; refusing them as misspellings would refuse the file."""
+    lowered = key.lower()
+    best: tuple[int, str] | None = None
+    for name in known:
+        other = name.lower()
+        if len(lowered) - len(other) >= 2 and (lowered.startswith(other) or lowered.endswith(other)):
+            return None
+        limit = 1 if max(len(lowered), len(other)) <= 5 else 2
+        distance = _edit_distance(lowered, other)
+        if distance <= limit and (best is None or (distance, name) < best):
+            best = (distance, name)
+    return best[1] if best else None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment: adjacent swaps count one edit)."""
+    rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        rows[i][0] = i
+    for j in range(len(b) + 1):
+        rows[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[len(a)][len(b)]
 
 
 def ignored_field(ctx: LoadContext, doc: Document, path: tuple[Any, ...], tool: str, kept_in: str | None) -> None:

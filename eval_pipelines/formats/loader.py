@@ -52,6 +52,8 @@ def detect_format(doc: Document) -> str:
         return "promptfoo"
     if is_prompt_modes(data):
         return "prompt-modes"
+    if isinstance(data, dict) and "test_cases" in data and is_skill_evals(doc):
+        return "agent-skills-evals"  # skill-creator evals under `test_cases` (the harness's key too)
     if is_harness(data):
         return "harness"
     if is_skill_evals(doc):

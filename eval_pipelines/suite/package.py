@@ -33,7 +33,10 @@ SUITE_CANDIDATES = (
     "promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json",  # promptfoo
     "eval/promptfooconfig.yaml", "evals/promptfooconfig.yaml",
     "suite.yaml", "evals/suite.yaml",  # AgentV v5
+    "evals.json",  # Agent Skills packages that keep skill-creator's evals beside SKILL.md
 )
+# How deep under a repository root the plugin layout's SKILL.md is looked for (skills/<name>/SKILL.md is 2).
+PLUGIN_SKILL_DEPTH = 3
 # Not the skill's content: caches, VCS, and this tool's own outputs (`.data`: the DuckDB file
 # and reports, `.dagster`: the instance) when a skill folder is also the project folder
 # (`eval-pipelines run .` inside it); hashing them would change the version on every run.
@@ -65,6 +68,13 @@ class SkillPackage:
     root: Path  # folder holding SKILL.md (extracted, for zips)
     source: Path  # what the user dropped in: the folder or the zip
     content_hash: str
+    # The folder holding SKILL.md, what an agent target installs as the skill: ``root`` itself, except
+    # for a plugin repository given at its root (evals at the root, the skill under skills/<name>/).
+    skill_dir: Path | None = None
+
+    @property
+    def skill_folder(self) -> Path:
+        return self.skill_dir or self.root
 
     @property
     def key(self) -> str:
@@ -211,9 +221,11 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
             content_hash = hashlib.sha256((content_hash + folder_hash(plugin.parent)).encode()).hexdigest()
     else:
         raise SpecErrors.single(source, "not a skill folder or .zip package")
-    skill_md = root / "SKILL.md"
-    if not skill_md.is_file():
-        raise SpecErrors.single(source, "SKILL.md not found", expected="SKILL.md at the package root")
+    skill_dir = skill_folder(root)
+    if skill_dir is None:
+        raise SpecErrors.single(source, "SKILL.md not found", expected="SKILL.md at the package root (or, for a "
+                                "plugin repository with evals at its root, one SKILL.md under skills/<name>/)")
+    skill_md = skill_dir / "SKILL.md"
     inside_package(root, skill_md)
     meta, body = parse_front_matter(read_text(skill_md), skill_md)
     name = meta.get("name")
@@ -233,7 +245,7 @@ def open_package(source: Path, extract_dir: Path) -> SkillPackage:
     if not SKILL_VERSION.fullmatch(version):
         raise SpecErrors.single(skill_md, f"invalid version {version!r}", path=("version",),
                                 expected="letters, digits, '.', '+', '_' or '-' (e.g. 1.2.0)")
-    return SkillPackage(name, version, description.strip(), body, root, source, content_hash)
+    return SkillPackage(name, version, description.strip(), body, root, source, content_hash, skill_dir)
 
 
 def find_suite_file(root: Path) -> Path:
@@ -300,6 +312,39 @@ def plugin_evals(root: Path) -> Path | None:
         return evals if named == root.name or _skill_md_name(root) == named else None
     skills = [d for d in root.parent.iterdir() if (d / "SKILL.md").is_file()]
     return evals if skills == [root] else None
+
+
+def skill_folder(root: Path) -> Path | None:
+    """The folder holding the skill's SKILL.md: ``root`` when it holds one; for a plugin repository given
+    at its root (``evals/evals.json`` or ``evals.json`` there, SKILL.md under ``skill/<name>/``,
+    ``skills/<name>/``, ``plugins/<name>/``...), the SKILL.md within ``PLUGIN_SKILL_DEPTH`` folders whose
+    folder or front-matter name is the evals' ``skill_name``, else the only SKILL.md there."""
+    import json
+
+    if (root / "SKILL.md").is_file():
+        return root
+    evals = next((e for e in (root / "evals" / "evals.json", root / "evals.json") if e.is_file()), None)
+    if evals is None:
+        return None
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        depth = len(here.relative_to(root).parts)
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_PARTS and not d.startswith("."))
+        if depth >= PLUGIN_SKILL_DEPTH:
+            dirnames[:] = []
+        if "SKILL.md" in filenames and here != root:
+            found.append(here)
+    try:
+        data = json.loads(evals.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    named = data.get("skill_name") if isinstance(data, dict) else None
+    if isinstance(named, str):
+        matched = [d for d in found if d.name == named or _skill_md_name(d) == named]
+        if len(matched) == 1:
+            return matched[0]
+    return found[0] if len(found) == 1 else None
 
 
 def _skill_md_name(root: Path) -> str | None:

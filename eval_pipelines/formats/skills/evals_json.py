@@ -27,8 +27,14 @@ Each eval becomes one test:
   share the judge finds met, as skill-creator's ``pass_rate``. An eval with no
   expectations is judged on ``expected_output`` by ``llm_judge``.
 - ``skill_name`` names the suite (the skill package's own name still wins).
-- ``name`` is the test's display name. Expectations are strings or objects with ``text``
-  (``{id, text, ...}``). The list of evals may also be the whole file, or under ``cases``.
+- ``name`` (or ``eval_name``, as skill-creator's ``eval_metadata.json`` writes it) is the test's
+  display name. Expectations are strings or objects: their ``text``, else ``description``, else
+  ``name`` (``{id, text}``, ``{name, description}``, ``{name, check}``). The list of evals may also
+  be the whole file, or under ``cases`` or ``test_cases``.
+- An eval with neither expectations nor ``expected_output`` is run (skill-creator's tools run it
+  too) and stored as not evaluated, with a warning naming it.
+- An input file the package does not hold is refused in one line naming the eval and the path; an
+  absolute path (``/tmp/...``) as a path outside the package.
 - The plugin layout: a repository with ``evals/evals.json`` at its root and the skill at
   ``skills/<name>/`` (suite/package.py ``plugin_evals``); file paths are relative to that root.
 
@@ -56,9 +62,11 @@ from eval_pipelines.suite.source import Document
 from eval_pipelines.formats import compat
 
 TOP_KEYS = {"skill_name", "evals"}
-EVAL_KEYS = {"id", "name", "prompt", "expected_output", "files", "expectations", "assertions"}
+EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
 # Wrappers real packages write around the list of evals (a bare top-level list is read too).
-EVALS_KEYS = ("evals", "cases")
+EVALS_KEYS = ("evals", "cases", "test_cases")
+# What an expectation object's statement is, in the order looked for ({text}, {name, description}, {name, check}).
+STATEMENT_KEYS = ("text", "description", "name")
 
 
 def is_skill_evals(doc: Document) -> bool:
@@ -68,6 +76,11 @@ def is_skill_evals(doc: Document) -> bool:
     if isinstance(data, dict):
         wrapped = "evals" not in data and isinstance(data.get("cases"), list) and (
             "skill_name" in data or doc.file.name == "evals.json")
+        cases = data.get("test_cases")
+        # `test_cases` is also the harness's key: skill-creator evals there each have a `prompt`.
+        wrapped = wrapped or ("evals" not in data and isinstance(cases, list) and bool(cases) and all(
+            isinstance(c, dict) and "prompt" in c for c in cases) and (
+            "skill_name" in data or doc.file.name == "evals.json"))
         return (isinstance(data.get("evals"), list) or wrapped) and "testCases" not in data
     # A bare list of evals, in a file named evals.json (a skill-tests v1 list has `input`, not `prompt`).
     return (doc.file.name == "evals.json" and isinstance(data, list) and bool(data)
@@ -90,9 +103,19 @@ def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written
         ctx.error(doc, path, f"got {written!r}", "a file path relative to the skill root")
         return []
     candidates = [_skill_root(doc.file) / written, doc.file.parent / written]
+    if Path(written).is_absolute():
+        ctx.error(doc, path, f"{written} is an absolute path outside the package",
+                  "a file of the package, relative to the skill root (e.g. evals/files/x)")
+        return []
     found = next((c.resolve() for c in candidates if c.is_file() or c.is_dir()), None)
     if found is None:
-        ctx.error(doc, path, f"file not found: {written}", "a file relative to the skill root (e.g. evals/files/x)")
+        root = _skill_root(doc.file)
+        # A file of that name elsewhere in the package: the path is wrong, not the file missing.
+        elsewhere = next((p.relative_to(root).as_posix() for p in sorted(root.rglob(Path(written).name))
+                          if p.is_file() and not IGNORED_PARTS & set(p.parts)), None) if Path(written).name else None
+        hint = f" (a file of that name is at {elsewhere})" if elsewhere else ""
+        ctx.error(doc, path, f"eval {_eval_id(doc, path)}: input file {written}: the package does not hold it{hint}",
+                  "a file of the package, relative to the skill root (e.g. evals/files/x)")
         return []
     if not ctx.policy.check(found, doc, path, ctx.errors):
         return []
@@ -107,6 +130,11 @@ def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written
     if not files:
         ctx.error(doc, path, f"{written} is an empty directory", "a file, or a directory holding files")
     return files
+
+
+def _eval_id(doc: Document, path: tuple[Any, ...]) -> str:
+    raw = doc.data[path[0]][path[1]] if isinstance(doc.data, dict) else None
+    return repr(raw.get("id")) if isinstance(raw, dict) and raw.get("id") is not None else f"#{path[1]}"
 
 
 def _input_file(written: str, found: Path, directory: str | None) -> InputFile:
@@ -128,12 +156,20 @@ def _inlined(item: InputFile) -> str:
 
 
 def _statements(ctx: LoadContext, doc: Document, path: tuple[Any, ...], raw: Any) -> list[str]:
-    """Statements as strings, or objects with `text` (`{id, text, ...}`: the other keys describe it)."""
-    texts = [item.get("text") if isinstance(item, dict) else item for item in raw] if isinstance(raw, list) else None
+    """Statements as strings, or objects: their `text`, else `description`, else `name` (the other keys
+    describe it and stay in the case's metadata)."""
+    texts = [_statement(item) for item in raw] if isinstance(raw, list) else None
     if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
-        ctx.error(doc, path, "invalid expectations", "a list of non-empty statements (strings or {text: ...})")
+        ctx.error(doc, path, "invalid expectations",
+                  "a list of non-empty statements (strings, or objects with text, description or name)")
         return []
     return texts
+
+
+def _statement(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item
+    return next((item[k] for k in STATEMENT_KEYS if isinstance(item.get(k), str) and item[k].strip()), None)
 
 
 def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | None:
@@ -148,8 +184,9 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
         return None
     prompt = raw.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        ctx.error(doc, path + ("prompt",), "required field is missing" if prompt is None else "invalid prompt",
-                  "the task, a non-empty string")
+        given = ", ".join(sorted(map(str, raw)))  # the task is often there under another key (`input`)
+        ctx.error(doc, path + ("prompt",), f"required field is missing (the eval has {given})"
+                  if prompt is None else "invalid prompt", "the task, a non-empty string")
         return None
     files = raw.get("files") or []
     if not isinstance(files, list):
@@ -164,7 +201,8 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if "expectations" in raw and "assertions" in raw:
         ctx.error(doc, path + ("assertions",), "both `expectations` and `assertions` given", "one of them")
     key = "assertions" if "assertions" in raw and "expectations" not in raw else "expectations"
-    statements = _statements(ctx, doc, path + (key,), raw[key]) if key in raw else []
+    # An empty list is no expectations (skill-creator then has only expected_output to go by).
+    statements = _statements(ctx, doc, path + (key,), raw[key]) if raw.get(key) != [] and key in raw else []
     if statements:
         rubric = {"type": "rubrics", "name": "expectations",
                   "criteria": [{"id": f"expectation-{i + 1}", "outcome": s} for i, s in enumerate(statements)]}
@@ -173,11 +211,15 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     elif expected:
         assertions = [Assertion(type="llm_judge", name="expected_output")]
     else:
-        ctx.error(doc, path, "nothing to grade", "`expectations` or an `expected_output`")
-        return None
-    display = raw.get("name")
+        # skill-creator's tools run such an eval all the same (its outputs are for a human to read):
+        # a case with no assertion, stored as not evaluated, with a warning naming it.
+        assertions = []
+        ctx.warnings.append(f"{doc.file}:{doc.line_of(path)}: {compat.field_name(path)}: eval {test_id!r} has "
+                            "neither expectations nor expected_output: run, not graded (not_evaluated)")
+    name_key = "name" if "name" in raw or "eval_name" not in raw else "eval_name"  # eval_name: eval_metadata.json's
+    display = raw.get(name_key)
     if display is not None and not isinstance(display, str):
-        ctx.error(doc, path + ("name",), f"got {type(display).__name__}", "the eval's display name")
+        ctx.error(doc, path + (name_key,), f"got {type(display).__name__}", "the eval's display name")
         display = None
     metadata = {**extra, **({"files": files} if files else {})}
     try:
@@ -196,9 +238,9 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
     if isinstance(raw, list):  # a bare list of evals
         raw = {"evals": raw}
         doc = Document(doc.file, raw, {(("evals",) + k): v for k, v in doc.lines.items()})
-    elif "evals" not in raw and isinstance(raw.get("cases"), list):
-        raw = {**{k: v for k, v in raw.items() if k != "cases"}, "evals": raw["cases"]}
-        doc = Document(doc.file, raw, {(("evals",) + k[1:] if k[:1] == ("cases",) else k): v
+    elif "evals" not in raw and (wrapper := next((k for k in EVALS_KEYS[1:] if isinstance(raw.get(k), list)), None)):
+        raw = {**{k: v for k, v in raw.items() if k != wrapper}, "evals": raw[wrapper]}
+        doc = Document(doc.file, raw, {(("evals",) + k[1:] if k[:1] == (wrapper,) else k): v
                                        for k, v in doc.lines.items()})
     compat.ignored_fields(ctx, doc, (), raw, TOP_KEYS, "skill-creator", None)
     name = raw.get("skill_name")

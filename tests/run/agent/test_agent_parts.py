@@ -107,3 +107,15 @@ def test_a_failing_model_call_is_an_error_row_without_the_key(tmp_path: Path) ->
     assert "sk-secret-401" not in output.error
     assert output.transcript[0]["kind"] == "instructions" and output.run_metrics["errors"] == 1
     assert output.limits == AgentTargetConfig(name="agent", model="m").limits()
+
+
+def test_a_crlf_skill_md_body_stays_out_of_the_instructions(tmp_path: Path) -> None:
+    """The suite's system prompt is the package's body (CRLF kept); the agent reads SKILL.md with LF:
+    still the same body, so it reaches the model only through read_file."""
+    from eval_pipelines.run.targets.agent.loop import SkillInfo, instructions
+
+    (tmp_path / "SKILL.md").write_bytes(b"---\r\nname: s\r\ndescription: d\r\n---\r\n# Body\r\n\r\nRun it.\r\n")
+    skill = SkillInfo(tmp_path)
+    text = instructions(skill, "# Body\r\n\r\nRun it.\r\n")
+    assert "Run it." not in text and "- s: d" in text
+    assert "Own prompt" in instructions(skill, "Own prompt")

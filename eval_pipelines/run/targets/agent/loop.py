@@ -57,7 +57,10 @@ def instructions(skill: SkillInfo | None, system_prompt: str | None) -> str:
     if skill is not None:
         parts.append(f"{SKILLS_INTRO}\n- {skill.name}: {skill.description} (skills/{skill.name}/SKILL.md)")
     own = (system_prompt or "").strip()
-    if own and (skill is None or own != skill.body.strip()):
+    # The suite's system prompt is SKILL.md's body unless the suite brings its own: compared with line
+    # ends and spacing normalised (a CRLF SKILL.md reads back with LF here), else the body the agent
+    # must read through read_file would reach it in the instructions.
+    if own and (skill is None or own.split() != skill.body.split()):
         parts.append(own)
     return "\n\n".join(parts)
 
@@ -78,7 +81,11 @@ class AgentTarget:
         self.concurrency = config.concurrency
         self._api_key = api_key
         self._withheld_key = withheld_key
-        self.skill = SkillInfo(base_dir) if (base_dir / "SKILL.md").is_file() else None
+        from eval_pipelines.suite.package import skill_folder
+
+        # The skill's own folder: base_dir (the package root) or, for a plugin repository, skills/<name>/.
+        skill_dir = skill_folder(base_dir)
+        self.skill = SkillInfo(skill_dir) if skill_dir is not None else None
         # A deterministic stand-in for the model (``script:``), read now so a bad script fails the load.
         self._script = load_script(base_dir / config.script) if config.script else None
         self._client = openai.AsyncOpenAI(
