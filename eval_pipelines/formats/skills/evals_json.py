@@ -22,10 +22,11 @@ Each eval becomes one test:
 - ``expected_output`` (skill-creator: "a human-readable description of
   success") is the test's ``criteria`` and its reference ``expected_output``.
 - ``expectations`` (AgentV also writes ``assertions``), natural-language
-  statements a grader checks, become one judged ``rubrics`` assertion with one
-  criterion per statement (ids ``expectation-1``, ...): the rubric score is the
-  share the judge finds met, as skill-creator's ``pass_rate``. An eval with no
-  expectations is judged on ``expected_output`` by ``llm_judge``.
+  statements a grader checks, become one ``expectations`` assertion
+  (grading/graders/expectations.py): the judge gives each statement passed and evidence in one
+  call, as skill-creator's grading.json; the score is the share met (skill-creator's
+  ``pass_rate``) and the case passes when every expectation is met (the suite's scoring is
+  ``all_pass``). An eval with no expectations is judged on ``expected_output`` by ``llm_judge``.
 - ``skill_name`` names the suite (the skill package's own name still wins).
 - ``name`` is the test's display name. Expectations are strings or objects with ``text``
   (``{id, text, ...}``). The list of evals may also be the whole file, or under ``cases``.
@@ -166,9 +167,8 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     key = "assertions" if "assertions" in raw and "expectations" not in raw else "expectations"
     statements = _statements(ctx, doc, path + (key,), raw[key]) if key in raw else []
     if statements:
-        rubric = {"type": "rubrics", "name": "expectations",
-                  "criteria": [{"id": f"expectation-{i + 1}", "outcome": s} for i, s in enumerate(statements)]}
-        parsed = parse_assertion(rubric, doc, path + (key,), ctx.errors)
+        graded = {"type": "expectations", "name": "expectations", "items": statements}
+        parsed = parse_assertion(graded, doc, path + (key,), ctx.errors)
         assertions = [parsed] if parsed else []
     elif expected:
         assertions = [Assertion(type="llm_judge", name="expected_output")]
@@ -215,8 +215,9 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
         seen.add(test.id)
     if ctx.errors:
         raise SpecErrors(ctx.errors)
+    # all_pass: a case passes when its expectations all pass (see the module docstring).
     suite = Suite(name=name or doc.file.stem, format="agent-skills-evals", source_file=str(doc.file),
-                  tests=tests)
+                  tests=tests, scoring="all_pass")
     return suite, ctx.warnings
 
 
