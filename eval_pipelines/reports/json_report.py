@@ -225,7 +225,7 @@ def failures(data: ReportData) -> list[dict[str, Any]]:
             "verdict": case.verdict, "status": case.status, "score": case.score,
             "input": case.input, "expected": case.expected, "criteria": case.criteria,
             "actual": case.output, "error": case.error, "latency_ms": case.latency_ms,
-            "assertions": [_grade_json(g) for g in case.failing_grades],
+            "assertions": [_grade_json(g) for g in case.failing_grades], "failed_expectations": case.failed_expectations,
         }
         if case.change is not None:
             details["change"] = case.change
