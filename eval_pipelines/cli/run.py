@@ -30,6 +30,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
+    if args.trials is not None:  # wins over the suite's own count (and its cases')
+        loaded = with_trials(loaded, args.trials)
     now = datetime.now(timezone.utc)
     partition = Partition(now.date().isoformat(), loaded.package.key)
     # The stages' warnings (the suite's load warnings, which also land in `suites`;
@@ -64,6 +66,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return finish_run(paths.db_path, partition, outcomes, args.junit, args.summary)
 
 
+def with_trials(loaded, trials: int):  # noqa: ANN001, ANN201
+    """The loaded package with every case run ``trials`` times (``run --trials N``)."""
+    from dataclasses import replace
+
+    suite = loaded.suite
+    execution = suite.execution.model_copy(update={"trials": suite.execution.trials.model_copy(update={"count": trials})})
+    tests = [case.model_copy(update={"trials": None}) for case in suite.tests]
+    return replace(loaded, suite=suite.model_copy(update={"execution": execution, "tests": tests}))
+
+
 @contextmanager
 def progress(suite, options):  # noqa: ANN001, ANN202
     """A progress bar over the model phase on a terminal (rich); nothing otherwise."""
@@ -88,12 +100,24 @@ def progress(suite, options):  # noqa: ANN001, ANN202
         yield
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 1000, got {text!r}")
+    return value
+
+
 def add_run_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run", parents=[common], help="run one skill package without Dagster (same engine and tables)")
     p.add_argument("skill", metavar="PATH", help="skill folder, .zip, or a suite file of any supported format")
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
+    p.add_argument("--trials", type=_positive, metavar="N",
+                   help="run every case N times (wins over the suite's trials; evals.json: see docs/skill-creator.md)")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
     p.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per case and target)")
     p.add_argument("--summary", metavar="PATH", help="append a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")

@@ -33,6 +33,11 @@ Each eval becomes one test:
 - The plugin layout: a repository with ``evals/evals.json`` at its root and the skill at
   ``skills/<name>/`` (suite/package.py ``plugin_evals``); file paths are relative to that root.
 
+Runs per eval: skill-creator runs each eval several times per configuration (``runs_per_configuration``)
+but evals.json has no key for it, so the count comes from ``eval-pipelines.yaml`` beside ``SKILL.md``
+(``trials: 3``; this file is ours, not skill-creator's) or from ``eval-pipelines run --trials N``,
+which wins. Each trial is its own cache entry (run/cache.py keys on the trial number).
+
 Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
 the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
 is refused with its "did you mean".
@@ -50,14 +55,17 @@ from eval_pipelines.suite.assertions import parse_assertion
 from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.models import Assertion, InputFile, Message, Suite, TestCase
+from eval_pipelines.suite.models import Assertion, Execution, InputFile, Message, Suite, TestCase, Trials
 from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
-from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.source import Document, load_document
 from eval_pipelines.formats import compat
 
 TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "prompt", "expected_output", "files", "expectations", "assertions"}
+# The package's own settings for us, beside SKILL.md (evals.json has no place for them).
+SETTINGS_FILE = "eval-pipelines.yaml"
+SETTINGS_KEYS = {"trials"}
 # Wrappers real packages write around the list of evals (a bare top-level list is read too).
 EVALS_KEYS = ("evals", "cases")
 
@@ -213,12 +221,31 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
         if test.id in seen:
             ctx.error(doc, ("evals", i, "id"), f"duplicate eval id {test.id!r}", "unique ids")
         seen.add(test.id)
+    trials = _package_trials(ctx, _skill_root(doc.file) / SETTINGS_FILE)
     if ctx.errors:
         raise SpecErrors(ctx.errors)
     # all_pass: a case passes when its expectations all pass (see the module docstring).
     suite = Suite(name=name or doc.file.stem, format="agent-skills-evals", source_file=str(doc.file),
-                  tests=tests, scoring="all_pass")
+                  tests=tests, scoring="all_pass",
+                  execution=Execution(trials=Trials(count=trials)))
     return suite, ctx.warnings
+
+
+def _package_trials(ctx: LoadContext, file: Path) -> int:
+    """``trials`` of the package's eval-pipelines.yaml (1 without the file)."""
+    if not file.is_file():
+        return 1
+    settings = load_document(file)
+    raw = settings.data if settings.data is not None else {}
+    if not isinstance(raw, dict):
+        ctx.error(settings, (), f"got {type(raw).__name__}", "a mapping such as `trials: 3`")
+        return 1
+    ctx.unknown_keys(settings, (), raw, SETTINGS_KEYS)
+    trials = raw.get("trials", 1)
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
+        ctx.error(settings, ("trials",), f"got {trials!r}", "runs per eval, an integer from 1 to 1000")
+        return 1
+    return trials
 
 
 def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None:
