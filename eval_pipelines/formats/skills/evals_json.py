@@ -240,7 +240,7 @@ def _package_trials(ctx: LoadContext, file: Path) -> int:
     if not isinstance(raw, dict):
         ctx.error(settings, (), f"got {type(raw).__name__}", "a mapping such as `trials: 3`")
         return 1
-    ctx.unknown_keys(settings, (), raw, SETTINGS_KEYS)
+    compat.unknown_fields(ctx, settings, (), raw, SETTINGS_KEYS)  # our own file: refused, not ignored
     trials = raw.get("trials", 1)
     if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
         ctx.error(settings, ("trials",), f"got {trials!r}", "runs per eval, an integer from 1 to 1000")
