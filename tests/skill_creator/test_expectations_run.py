@@ -77,6 +77,7 @@ def test_each_expectation_is_stored_with_its_verdict_and_evidence(capsys, server
     markdown = next(p for p in reports if p.suffix == ".md").read_text()
     assert "Expectation not met: Shows the sum 30 (evidence: no sign of item 2)" in markdown
     assert "expectation-2" not in markdown
+    assert "| expectation pass rate | 0.60 |" in markdown  # beside the case pass rate
     report = json.loads(next(p for p in reports if p.name == "csv-summary-1.0.0.json").read_text())
     validate_report(report)
     (failure,) = report["eval_report"]["failures"]
