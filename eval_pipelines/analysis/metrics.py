@@ -179,3 +179,15 @@ def case_metrics(results: Iterable[TrialResult], strategy: str = "pass_at_k") ->
         values["case_passed"] = float(passed)
         out[key] = values
     return out
+
+
+def expectation_metrics(graded: Iterable[tuple[str, list[bool]]]) -> dict[str, dict[str, float]]:
+    """skill-creator's ``pass_rate`` over expectations: ``graded`` holds (target, each expectation's
+    passed) per graded ``expectations`` grade; per target and ``*``: passed / total, with the counts."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for target, passed in graded:
+        for key in (target, "*"):
+            counts[key][0] += sum(passed)
+            counts[key][1] += len(passed)
+    return {target: {"expectation_pass_rate": p / n, "expectations_passed": float(p), "expectations_total": float(n)}
+            for target, (p, n) in counts.items() if n}

@@ -36,6 +36,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID
+    if args.trials is not None:  # wins over the suite's own count (and its cases')
+        loaded = with_trials(loaded, args.trials)
     now = datetime.now(timezone.utc)
     partition = Partition(now.date().isoformat(), loaded.package.key)
     # The stages' warnings (the suite's load warnings, which also land in `suites`;
@@ -117,6 +119,16 @@ def filter_cases(suite, pattern: str | None, first_n: int | None) -> int:  # noq
     return before - len(suite.tests)
 
 
+def with_trials(loaded, trials: int):  # noqa: ANN001, ANN201
+    """The loaded package with every case run ``trials`` times (``run --trials N``)."""
+    from dataclasses import replace
+
+    suite = loaded.suite
+    execution = suite.execution.model_copy(update={"trials": suite.execution.trials.model_copy(update={"count": trials})})
+    tests = [case.model_copy(update={"trials": None}) for case in suite.tests]
+    return replace(loaded, suite=suite.model_copy(update={"execution": execution, "tests": tests}))
+
+
 RUN_EXAMPLES = [
     ("eval-pipelines run skills/calculator/v1.1.0", "evaluate one skill version; the summary names failures and flips"),
     ("eval-pipelines run evals/quiz.yaml --target local", "a bare suite file, against one target"),
@@ -125,6 +137,16 @@ RUN_EXAMPLES = [
     ("eval-pipelines run skills/calculator/v1.1.0 --filter-first-n 3 -q", "the first 3 cases, tallies only"),
     ("eval-pipelines run skills/calculator/v1.1.0 --format json > run.json", "the summary as JSON for a script"),
 ]
+
+
+def _trial_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 1000, got {text!r}")
+    return value
 
 
 def add_run_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -137,6 +159,8 @@ def add_run_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.add_argument("--target", action="append", help="target name (repeatable); default: the suite's")
     p.add_argument("--db", help="DuckDB path (default .data/eval_pipelines.duckdb)")
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
+    p.add_argument("--trials", type=_trial_count, metavar="N",
+                   help="run every case N times (wins over the suite's trials; evals.json: see docs/skill-creator.md)")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
     p.add_argument("--filter-pattern", metavar="REGEX",
                    help="only run cases whose id, name or description matches this regular expression")

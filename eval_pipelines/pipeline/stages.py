@@ -15,6 +15,7 @@ in a plain loop.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import pandas as pd
 
 from eval_pipelines.analysis.derived_metrics import suite_derived
-from eval_pipelines.analysis.metrics import case_metrics, suite_metrics
+from eval_pipelines.analysis.metrics import case_metrics, expectation_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
@@ -298,6 +299,8 @@ def aggregate(ctx: StageContext) -> StageResult:
         if cases:
             values[target]["case_pass_rate"] = sum(v["case_passed"] for v in cases) / len(cases)
             values[target]["flaky_cases"] = float(sum(v["flaky"] for v in cases))
+    for target, items in expectation_metrics(_expectations_graded(ctx.rows("grades"))).items():
+        values.setdefault(target, {}).update(items)
     derived, undefined = _derived(ctx, suite)
     for target, items in derived.items():
         values.setdefault(target, {}).update(items)
@@ -309,11 +312,24 @@ def aggregate(ctx: StageContext) -> StageResult:
     overall = values.get("*", {})
     meta: dict[str, Any] = {"summary": Markdown(metrics_markdown(overall, ctx.rows("test_results")))}
     # Numeric metadata: Dagster plots these across partitions (versions and nights).
-    for name in ("pass_rate", "mean_score", "pass_at_1", "case_pass_rate", "cost_usd", "latency_p50_ms",
+    for name in ("pass_rate", "expectation_pass_rate", "mean_score", "pass_at_1", "case_pass_rate", "cost_usd",
+                 "latency_p50_ms",
                  "latency_p95_ms", "errors"):
         if name in overall:
             meta[name] = float(overall[name])
     return StageResult(written, meta)
+
+
+def _expectations_graded(grades: pd.DataFrame) -> list[tuple[str, list[bool]]]:
+    """(target, each expectation's passed) of every graded ``expectations`` grade (evals.json)."""
+    if grades.empty:
+        return []
+    rows = grades[(grades["assertion_type"] == "expectations") & (grades["status"] == "graded")]
+    out = []
+    for target, details in zip(rows["target"], rows["details"]):
+        data = json.loads(details) if isinstance(details, str) else details
+        out.append((str(target), [bool(e.get("passed")) for e in (data or {}).get("expectations", [])]))
+    return out
 
 
 def _derived(ctx: StageContext, suite: "Suite") -> tuple[dict[str, dict[str, float]], list[str]]:

@@ -182,7 +182,7 @@ def gate_rows(data: ReportData) -> list[dict[str, Any]]:
 def headline_metrics(data: ReportData) -> list[str]:
     """The metrics every report shows: pass rate, mean score, pass@k and pass^k for k = 1 and the largest k."""
     ks = sorted(int(m.rsplit("_", 1)[1]) for m in data.overall if re.fullmatch(r"pass_at_\d+", m))
-    names = ["pass_rate", "mean_score"]
+    names = ["pass_rate", "expectation_pass_rate", "mean_score"]  # the second: evals.json only
     for k in dict.fromkeys([1, ks[-1]] if ks else []):
         names += [f"pass_at_{k}", f"pass_hat_{k}"]
     names += ["latency_p95_ms", "cost_usd"]
@@ -224,7 +224,7 @@ def failures(data: ReportData) -> list[dict[str, Any]]:
             "verdict": case.verdict, "status": case.status, "score": case.score,
             "input": case.input, "expected": case.expected, "criteria": case.criteria,
             "actual": case.output, "error": case.error, "latency_ms": case.latency_ms,
-            "assertions": [_grade_json(g) for g in case.failing_grades],
+            "assertions": [_grade_json(g) for g in case.failing_grades], "failed_expectations": case.failed_expectations,
         }
         if case.change is not None:
             details["change"] = case.change

@@ -158,6 +158,8 @@ def _checklist(data: ReportData) -> list[str]:
                 lines.append(f"  - Expected: {code(expected_text(case))}")
                 lines.append(f"  - Actual: {code(actual_text(case))}")
                 lines.append(f"  - Why: {cell(failure_reason(case))}")
+                lines += [f"  - Expectation not met: {cell(x['text'])} (evidence: {cell(x['evidence'] or 'none given')})"
+                          for x in case.failed_expectations]
             elif not case.counted:
                 lines.append(f"  - Why: {cell(case.reason)}")
     return lines

@@ -113,6 +113,13 @@ class CaseResult:
     def failing_grades(self) -> list[Grade]:
         return [g for g in self.grades if g.failing]
 
+    @property
+    def failed_expectations(self) -> list[dict[str, Any]]:
+        """The unmet expectations of its ``expectations`` grades (evals.json): {text, evidence}."""
+        return [{"text": str(item.get("text")), "evidence": str(item.get("evidence") or "")}
+                for g in self.failing_grades if g.type == "expectations"
+                for item in g.details.get("expectations") or [] if isinstance(item, dict) and not item.get("passed")]
+
 
 @dataclass(frozen=True)
 class RunInfo:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 def metrics_markdown(overall: dict[str, float], results: pd.DataFrame) -> str:
     """The metrics table plus the failing cases, as shown in the asset's UI page."""
-    keys = ["pass_rate", "mean_score", "case_pass_rate", "cost_usd", "latency_p50_ms", "latency_p95_ms"]
+    keys = ["pass_rate", "expectation_pass_rate", "mean_score", "case_pass_rate", "cost_usd", "latency_p50_ms",
+            "latency_p95_ms"]
     keys += sorted(k for k in overall if k.startswith(("pass_at_", "pass_hat_")))
     keys += ["trials", "passed", "borderline", "failed", "errors", "not_evaluated", "pending_human"]
     lines = ["| metric | value |", "|---|---|"]

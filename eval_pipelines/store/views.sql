@@ -210,3 +210,18 @@ SELECT skill_version, skill, version, target, test_id,
 FROM nightly
 GROUP BY ALL
 HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
+;;
+
+-- expectation_results: one row per expectation of a case × target × trial, from the
+-- `expectations` grades (Agent Skills evals.json; grading/graders/expectations.py): the
+-- expectation's 1-based index and text, whether the judge found it met, and its evidence
+-- (skill-creator's grading.json `expectations[]`). Every evaluation date is kept.
+CREATE OR REPLACE VIEW expectation_results AS
+SELECT g.eval_date, g.skill_version, g.skill, g.version, g.run_id, g.suite,
+       g.target, g.test_id, g.trial, g.assertion_index,
+       CAST(e.key AS INTEGER) + 1 AS expectation,
+       json_extract_string(e.value, '$.text') AS expectation_text,
+       CAST(json_extract(e.value, '$.passed') AS BOOLEAN) AS passed,
+       json_extract_string(e.value, '$.evidence') AS evidence
+FROM grades g, json_each(g.details, '$.expectations') AS e
+WHERE g.assertion_type = 'expectations' AND g.status = 'graded'

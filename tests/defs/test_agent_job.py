@@ -58,4 +58,9 @@ def test_the_sensor_starts_an_agent_run_of_a_new_skill(tmp_path: Path, monkeypat
     assert {f["path"] for f in json.loads(files)} == {"out/report.json", "out/notes.md"}
     assert any(i["kind"] == "tool_call" and i["tool"] == "run_command" for i in json.loads(transcript))
     assert json.loads(metrics)["tool_calls"] == 4
-    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("rubrics", True)]
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("expectations", True)]
+    # Through the Dagster job too (issue 32): one expectation_results row per expectation, and the
+    # expectation pass rate beside the case pass rate.
+    assert sql(db, "SELECT expectation, expectation_text, passed FROM expectation_results ORDER BY 1") == [
+        (1, "out/report.json lists every input file", True), (2, "The skill's script was run", True)]
+    assert sql(db, "SELECT value FROM metrics WHERE target = '*' AND metric = 'expectation_pass_rate'") == [(1.0,)]

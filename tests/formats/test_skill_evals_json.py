@@ -53,11 +53,10 @@ def test_evals_json_is_its_own_format_and_maps_onto_tests(tmp_path: Path) -> Non
     assert first.id == "1" and first.criteria == first.expected_output == "South, with 20 sales."
     assert first.input[0].content == ("Which region sold most?\n"
                                       '<file path="evals/files/sales.csv">\nregion,sales\nnorth,10\nsouth,20\n</file>')
-    rubric = first.assertions[0]
-    assert rubric.type == "rubrics"
-    criteria = parse_params("rubrics", rubric.config).criteria
-    assert [(c.id, c.outcome) for c in criteria] == [("expectation-1", "The answer names the south region"),
-                                                      ("expectation-2", "The answer gives the number 20")]
+    graded = first.assertions[0]
+    assert graded.type == "expectations" and suite.scoring == "all_pass"
+    assert parse_params("expectations", graded.config).items == ["The answer names the south region",
+                                                                 "The answer gives the number 20"]
     assert [a.type for a in second.assertions] == ["llm_judge"]  # judged on expected_output
 
 
@@ -65,7 +64,7 @@ def test_agentv_spelling_assertions_is_read_too(tmp_path: Path) -> None:
     evals = {"evals": [{"id": 7, "prompt": "p", "assertions": ["It says hello"]}]}
     root = skill(tmp_path / "s", evals)
     suite, _ = load_suite(root / "evals" / "evals.json", PathPolicy(allowed_roots=(root,)))
-    assert suite.tests[0].id == "7" and suite.tests[0].assertions[0].type == "rubrics"
+    assert suite.tests[0].id == "7" and suite.tests[0].assertions[0].type == "expectations"
 
 
 @pytest.mark.parametrize("evals, message", [
@@ -116,7 +115,7 @@ def test_real_world_spellings_load_and_ignored_keys_are_kept_with_a_warning(tmp_
     suite, warnings = load_suite(root / "evals" / "evals.json")
     (case,) = suite.tests
     assert case.name == "Top region"
-    assert [c["outcome"] for c in case.assertions[0].config["criteria"]] == [
+    assert case.assertions[0].config["items"] == [
         "Names the south region", "Gives the number 20"]
     assert case.metadata == {"weight": 2, "files": [{"path": "evals/files/sales.csv", "purpose": "the data"}]}
     assert [f.path for f in case.input_files] == ["evals/files/sales.csv"]
@@ -225,7 +224,7 @@ def test_root_evals_json_test_cases_eval_name_and_expectation_objects(tmp_path: 
             name="default", model="m")})
     (case,) = loaded.suite.tests
     assert case.name == "First" and loaded.suite.format == "agent-skills-evals"
-    assert [c["outcome"] for c in case.assertions[0].config["criteria"]] == ["Says hello", "Is short", "T"]
+    assert case.assertions[0].config["items"] == ["Says hello", "Is short", "T"]
     assert case.metadata == {"kind": "trigger", "expected_behavior": "b"}
     assert any("evals[0].kind: skill-creator ignores this field too" in w for w in loaded.warnings)
 

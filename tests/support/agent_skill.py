@@ -137,9 +137,10 @@ class ScriptedAgent:
 
 def judge_reply(body: dict[str, Any]) -> str:
     prompt = "\n".join(str(m.get("content")) for m in body.get("messages") or [])
-    ids = re.findall(r"\*\*(expectation-\d+)\*\*", prompt)
-    if ids:
-        return json.dumps({"scores": {i: 1 for i in ids}, "reasoning": "met"})
+    if "## Expectations" in prompt:
+        listed = re.findall(r"^\d+\. (.+)$", prompt.split("## Expectations", 1)[1].split("## Response Format")[0],
+                            re.MULTILINE)
+        return json.dumps({"expectations": [{"text": t, "passed": True, "evidence": "met"} for t in listed]})
     return json.dumps({"score": 1.0, "passed": True, "reasoning": "meets the criteria"})
 
 

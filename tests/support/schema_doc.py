@@ -61,4 +61,4 @@ def render_module(described: dict[str, dict[str, str]]) -> str:
 
 
 if __name__ == "__main__":
-    (ROOT / "eval_pipelines" / "defs" / "column_docs.py").write_text(render_module(column_descriptions()))
+    (SCHEMA_DOC.parents[1] / "eval_pipelines" / "defs" / "column_docs.py").write_text(render_module(column_descriptions()))

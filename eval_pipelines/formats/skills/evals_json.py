@@ -22,10 +22,11 @@ Each eval becomes one test:
 - ``expected_output`` (skill-creator: "a human-readable description of
   success") is the test's ``criteria`` and its reference ``expected_output``.
 - ``expectations`` (AgentV also writes ``assertions``), natural-language
-  statements a grader checks, become one judged ``rubrics`` assertion with one
-  criterion per statement (ids ``expectation-1``, ...): the rubric score is the
-  share the judge finds met, as skill-creator's ``pass_rate``. An eval with no
-  expectations is judged on ``expected_output`` by ``llm_judge``.
+  statements a grader checks, become one ``expectations`` assertion
+  (grading/graders/expectations.py): the judge gives each statement passed and evidence in one
+  call, as skill-creator's grading.json; the score is the share met (skill-creator's
+  ``pass_rate``) and the case passes when every expectation is met (the suite's scoring is
+  ``all_pass``). An eval with no expectations is judged on ``expected_output`` by ``llm_judge``.
 - ``skill_name`` names the suite (the skill package's own name still wins).
 - ``name`` (or ``eval_name``, as skill-creator's ``eval_metadata.json`` writes it) is the test's
   display name. Expectations are strings or objects: their ``text``, else ``description``, else
@@ -37,6 +38,11 @@ Each eval becomes one test:
   absolute path (``/tmp/...``) as a path outside the package.
 - The plugin layout: a repository with ``evals/evals.json`` at its root and the skill at
   ``skills/<name>/`` (suite/package.py ``plugin_evals``); file paths are relative to that root.
+
+Runs per eval: skill-creator runs each eval several times per configuration (``runs_per_configuration``)
+but evals.json has no key for it, so the count comes from ``eval-pipelines.yaml`` beside ``SKILL.md``
+(``trials: 3``; this file is ours, not skill-creator's) or from ``eval-pipelines run --trials N``,
+which wins. Each trial is its own cache entry (run/cache.py keys on the trial number).
 
 Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
 the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
@@ -55,14 +61,17 @@ from eval_pipelines.suite.assertions import parse_assertion
 from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.models import Assertion, InputFile, Message, Suite, TestCase
+from eval_pipelines.suite.models import Assertion, Execution, InputFile, Message, Suite, TestCase, Trials
 from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
-from eval_pipelines.suite.source import Document
+from eval_pipelines.suite.source import Document, load_document
 from eval_pipelines.formats import compat
 
 TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
+# The package's own settings for us, beside SKILL.md (evals.json has no place for them).
+SETTINGS_FILE = "eval-pipelines.yaml"
+SETTINGS_KEYS = {"trials"}
 # Wrappers real packages write around the list of evals (a bare top-level list is read too).
 EVALS_KEYS = ("evals", "cases", "test_cases")
 # What an expectation object's statement is, in the order looked for ({text}, {name, description}, {name, check}).
@@ -204,9 +213,8 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     # An empty list is no expectations (skill-creator then has only expected_output to go by).
     statements = _statements(ctx, doc, path + (key,), raw[key]) if raw.get(key) != [] and key in raw else []
     if statements:
-        rubric = {"type": "rubrics", "name": "expectations",
-                  "criteria": [{"id": f"expectation-{i + 1}", "outcome": s} for i, s in enumerate(statements)]}
-        parsed = parse_assertion(rubric, doc, path + (key,), ctx.errors)
+        graded = {"type": "expectations", "name": "expectations", "items": statements}
+        parsed = parse_assertion(graded, doc, path + (key,), ctx.errors)
         assertions = [parsed] if parsed else []
     elif expected:
         assertions = [Assertion(type="llm_judge", name="expected_output")]
@@ -255,11 +263,31 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
         if test.id in seen:
             ctx.error(doc, ("evals", i, "id"), f"duplicate eval id {test.id!r}", "unique ids")
         seen.add(test.id)
+    trials = _package_trials(ctx, _skill_root(doc.file) / SETTINGS_FILE)
     if ctx.errors:
         raise SpecErrors(ctx.errors)
+    # all_pass: a case passes when its expectations all pass (see the module docstring).
     suite = Suite(name=name or doc.file.stem, format="agent-skills-evals", source_file=str(doc.file),
-                  tests=tests)
+                  tests=tests, scoring="all_pass",
+                  execution=Execution(trials=Trials(count=trials)))
     return suite, ctx.warnings
+
+
+def _package_trials(ctx: LoadContext, file: Path) -> int:
+    """``trials`` of the package's eval-pipelines.yaml (1 without the file)."""
+    if not file.is_file():
+        return 1
+    settings = load_document(file)
+    raw = settings.data if settings.data is not None else {}
+    if not isinstance(raw, dict):
+        ctx.error(settings, (), f"got {type(raw).__name__}", "a mapping such as `trials: 3`")
+        return 1
+    compat.unknown_fields(ctx, settings, (), raw, SETTINGS_KEYS)  # our own file: refused, not ignored
+    trials = raw.get("trials", 1)
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
+        ctx.error(settings, ("trials",), f"got {trials!r}", "runs per eval, an integer from 1 to 1000")
+        return 1
+    return trials
 
 
 def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None:

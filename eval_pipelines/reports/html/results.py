@@ -36,6 +36,13 @@ def _grade_rows(grades: list[Grade]) -> str:
             items = "".join(f"<tr><td>{e(k)}</td><td>{fmt_score(v) if isinstance(v, (int, float)) else e(v)}</td></tr>"
                             for k, v in rubric.items())
             extra.append(f'<table class="rubric"><caption>rubric scores</caption><tbody>{items}</tbody></table>')
+        expectations = g.details.get("expectations") if g.type == "expectations" else None
+        if isinstance(expectations, list) and expectations:
+            items = "".join(f'<tr class="{"ok" if x.get("passed") else "bad"}"><td>{"✔" if x.get("passed") else "✘"}</td>'
+                            f"<td>{e(x.get('text'))}</td><td>{e(x.get('evidence') or '')}</td></tr>"
+                            for x in expectations if isinstance(x, dict))
+            extra.append(f'<table class="expectations"><caption>expectations</caption><thead><tr><th></th>'
+                         f"<th>expectation</th><th>evidence</th></tr></thead><tbody>{items}</tbody></table>")
         for key in REASONING_KEYS:
             if g.details.get(key):
                 extra.append(f'<p class="reasoning"><b>{e(key)}:</b> {e(pretty(g.details[key]))}</p>')

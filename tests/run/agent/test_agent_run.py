@@ -101,7 +101,7 @@ def test_a_skill_runs_as_a_skill(capsys, server: FakeOpenAIServer, tmp_path: Pat
     assert "## Agent Transcript" in prompt and "## Files the Agent Wrote" in prompt
     assert "### out/report.json" in prompt and '"count": 4' in prompt
     assert "Inventory written by the demo skill." in prompt
-    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("rubrics", True)]
+    assert sql(db, "SELECT assertion_type, passed FROM grades") == [("expectations", True)]
 
 
 def test_existing_graders_and_output_file_work_on_agent_runs(capsys, server: FakeOpenAIServer,

@@ -1,0 +1,76 @@
+"""Issue 32, "done when": on the real packages of tests/data/skills_corpus that load with a chat
+target, ``eval-pipelines run --trials 2`` stores one ``expectation_results`` row per expectation ×
+case × trial (one target, one configuration), and the Markdown report names unmet expectations
+by their text with the judge's evidence. The judge (fake OpenAI server) passes odd-numbered
+expectations and fails even-numbered ones."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eval_pipelines.formats.loader import load_skill
+from eval_pipelines.grading.registry import parse_params
+from eval_pipelines.reports.markdown import cell
+from eval_pipelines.suite.errors import SpecErrors
+from eval_pipelines.cli import main
+from tests.formats.test_skills_corpus import TARGETS, package_folders
+from tests.skill_creator.support import TARGETS as TARGETS_YAML
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.field_projects import sql
+
+TRIALS = 2
+
+
+def respond(body: dict[str, Any]) -> str:
+    prompt = str((body.get("messages") or [{}])[-1].get("content"))
+    if body.get("model") != "judge-model":
+        return "an answer"
+    asked = re.search(r"in the order listed \((\d+) items\)", prompt)
+    if asked is None:
+        return json.dumps({"score": 1.0, "passed": True, "reasoning": "ok"})
+    return json.dumps({"expectations": [{"text": "", "passed": i % 2 == 1, "evidence": f"evidence {i}"}
+                                        for i in range(1, int(asked.group(1)) + 1)]})
+
+
+@pytest.mark.slow
+def test_expectation_rows_on_real_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    for name in ("EVAL_PIPELINES_SKILLS_DIR", "EVAL_PIPELINES_DB", "EVAL_PIPELINES_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "targets.yaml").write_text(TARGETS_YAML, encoding="utf-8")
+    checked = 0
+    with FakeOpenAIServer(latency_s=0.0) as server:
+        server.responder = respond
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-32")
+        for i, folder in enumerate(package_folders()):
+            try:
+                loaded = load_skill(folder, datasets_dir=None, extract_dir=tmp_path / f"x{i}", project_targets=TARGETS)
+            except SpecErrors:
+                continue
+            items = [len(parse_params("expectations", a.config).items)
+                     for case in loaded.suite.tests for a in case.assertions if a.type == "expectations"]
+            if not items:
+                continue
+            root = tmp_path / f"p{i}"
+            root.mkdir()
+            (root / "targets.yaml").write_text(TARGETS_YAML, encoding="utf-8")
+            db = root / "r.duckdb"
+            main(["--root", str(root), "run", str(folder), "--db", str(db), "--trials", str(TRIALS)])
+            rows = sql(db, "SELECT count(*), count(DISTINCT trial), count(*) FILTER (WHERE passed) "
+                           "FROM expectation_results")
+            assert rows[0][0] == sum(items) * TRIALS, folder
+            assert rows[0][1] == TRIALS
+            assert rows[0][2] == sum((n + 1) // 2 for n in items) * TRIALS  # the odd-numbered ones
+            if any(n >= 2 for n in items):
+                text, evidence = sql(db, "SELECT expectation_text, evidence FROM expectation_results "
+                                         "WHERE NOT passed ORDER BY test_id, trial, expectation LIMIT 1")[0]
+                markdown = next((root / "reports").rglob("*.md")).read_text()
+                assert f"Expectation not met: {cell(text)} (evidence: {evidence})" in markdown
+            checked += 1
+    capsys.readouterr()
+    assert checked >= 10, checked
