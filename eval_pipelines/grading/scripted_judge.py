@@ -30,7 +30,10 @@ from eval_pipelines.grading.judge import JudgeReply
 from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
 from eval_pipelines.suite.source import load_document
 
-# The rubrics grader's criterion lines and reply format (grading/graders/rubrics.py).
+# The expectations grader's numbered list (grading/graders/expectations.py) and the rubrics
+# grader's criterion lines and reply format (grading/graders/rubrics.py).
+EXPECTATIONS = "\n## Expectations\n"
+NUMBERED = re.compile(r"^(?P<n>\d+)\. (?P<text>.+)$", re.M)
 CRITERION = re.compile(r"^- \*\*(?P<id>[^*]+)\*\* \([^)]*\): (?P<text>.+)$", re.M)
 SCALE = re.compile(r'"(?P<id>[^"]+)": <number from (?P<low>-?[\d.]+) to (?P<high>-?[\d.]+)>')
 
@@ -86,6 +89,14 @@ class ScriptedJudge:
 
     async def complete_json(self, system: str, user: str, *, temperature: float | None = None,
                             max_attempts: int = 3) -> JudgeReply:
+        if EXPECTATIONS in user:  # the expectations grader: one verdict with evidence per statement
+            judged, _, listed = user.rpartition(EXPECTATIONS)
+            items = []
+            for m in NUMBERED.finditer(listed.split("\n\n", 1)[0]):
+                passed, evidence = self._decide(m.group("text"), judged)
+                items.append({"text": m.group("text"), "passed": passed, "evidence": evidence})
+            data = {"expectations": items}
+            return JudgeReply(data=data, raw=str(data), attempts=1, latency_ms=0.0, cost_usd=None)
         criteria = [(m.group("id"), m.group("text")) for m in CRITERION.finditer(user)]
         scales = {m.group("id"): (float(m.group("low")), float(m.group("high"))) for m in SCALE.finditer(user)}
         judged = CRITERION.sub("", user)  # the criteria's own words are no evidence
