@@ -40,7 +40,9 @@ def first_evaluation_date(db_path: str | None = None, today: date | None = None)
     if db_path is None:
         root = os.environ.get("EVAL_PIPELINES_HOME", os.getcwd())
         db_path = os.environ.get("EVAL_PIPELINES_DB", str(Path(root).resolve() / ".data" / "eval_pipelines.duckdb"))
-    if db_path.startswith("md:") or not Path(db_path).is_file():
+    from eval_pipelines.store.postgres import is_postgres
+
+    if not is_postgres(db_path) and (db_path.startswith("md:") or not Path(db_path).is_file()):
         return today.isoformat()
     from eval_pipelines.store.connection import connect
 
