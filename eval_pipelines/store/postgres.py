@@ -133,7 +133,8 @@ class PostgresResult:
         rows = self.fetchall()
         frame = pd.DataFrame.from_records(rows, columns=names) if rows else pd.DataFrame(columns=names)
         for column in frame.columns:  # DuckDB gives TIMESTAMP as datetime64, not objects
-            if frame[column].map(lambda v: isinstance(v, datetime)).any():
+            present = frame[column].dropna()
+            if len(present) and isinstance(present.iloc[0], datetime):
                 frame[column] = pd.to_datetime(frame[column])
         return frame
 
