@@ -75,6 +75,7 @@ class WorkerCluster:
     def start(self) -> "WorkerCluster":
         for folder in self.skills:
             shutil.copytree(PROJECT / "skills" / folder, self.root / "skills" / folder)
+        shutil.copytree(PROJECT / "datasets", self.root / "datasets")  # suites read their rows
         shutil.copy(PROJECT / "targets.yaml", self.root / "targets.yaml")
         shutil.copy(PROJECT / "workspace.yaml", self.root / "workspace.yaml")
         self.home.mkdir()
