@@ -120,3 +120,17 @@ def test_response_cache_round_trip(store: str) -> None:
     with connect(store) as con:
         assert con.execute("SELECT count(*) FROM response_cache").fetchone()[0] == 1
     assert json.loads(json.dumps(hit.trace)) == [{"step": 1}]
+
+
+@pytest.mark.slow
+def test_export_of_the_postgres_store_matches_duckdb(both_stores: tuple[str, str], tmp_path: Path) -> None:
+    """`eval-pipelines export` of the shared store (through a DuckDB snapshot) writes the same
+    relations with the same row counts as the export of the DuckDB file."""
+    from eval_pipelines.store.export import export_store
+
+    duck = export_store(both_stores[0], tmp_path / "duck")
+    pg = export_store(both_stores[1], tmp_path / "pg")
+    assert pg.written == duck.written and pg.skipped == duck.skipped
+    assert pg.written["test_results"] > 0 and pg.written["latest_results"] > 0
+    assert sorted(p.name for p in (tmp_path / "pg" / "test_results").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "duck" / "test_results").iterdir())
