@@ -210,7 +210,10 @@ class PostgresConnection:
 
 
 def _param(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else _plain(value) if not isinstance(value, list) else value
+    """A query parameter: lists (``IN (SELECT unnest(?))``) as arrays, cells as plain values."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return _plain(value)
 
 
 def _records(rows: pd.DataFrame) -> Iterable[tuple]:
