@@ -22,7 +22,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     db_path = ProjectPaths.from_root(Path(args.root).resolve(),
                                      args.db or os.environ.get("EVAL_PIPELINES_DB")).db_path
-    if not db_path.startswith("md:") and not Path(db_path).is_file():
+    from eval_pipelines.store.postgres import is_postgres
+
+    if not db_path.startswith("md:") and not is_postgres(db_path) and not Path(db_path).is_file():
         print(f"{db_path}: no such database (run an evaluation first, or pass --db)")
         return ExitCode.INVALID_INPUT
     if args.format == "skill-creator":

@@ -10,13 +10,20 @@ shows one day, not a year of "missing" partitions. ``EVAL_PIPELINES_START_DATE``
 (YYYY-MM-DD) sets it by hand, e.g. to backfill days before the first evaluation.
 The start only moves earlier as evaluations are stored, so a partition key
 valid once stays valid.
+
+``EVAL_PIPELINES_HISTORY_DAYS`` (N) bounds the date axis to the last N days,
+for stores with thousands of skill versions: dates x versions passes Dagster's
+recommended 100,000 partitions per asset within weeks (5,000 versions x 21 days),
+so keep N <= 100,000 / versions (docs/benchmarks.md, "Nightly fan-out"). Older
+dates leave Dagster's partition grid, never the results store: reports and SQL
+still read every night.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import dagster as dg
@@ -25,6 +32,7 @@ from eval_pipelines.suite.package import partition_key_problem
 from eval_pipelines.store.partition import Partition
 
 START_DATE_VARIABLE = "EVAL_PIPELINES_START_DATE"
+HISTORY_DAYS_VARIABLE = "EVAL_PIPELINES_HISTORY_DAYS"
 # When the store exists but cannot be read in time (another process holds it for
 # long), a date before any evaluation this project can have, rather than today,
 # which would hide the history for this load of the code.
@@ -32,15 +40,27 @@ FALLBACK_START = "2026-01-01"
 
 
 def first_evaluation_date(db_path: str | None = None, today: date | None = None) -> str:
-    """Where the date axis starts: the override, else the store's first evaluation date, else today."""
+    """Where the date axis starts: the override, else the store's first evaluation date, else
+    today; never more than ``EVAL_PIPELINES_HISTORY_DAYS`` days back when that is set."""
+    today = today or datetime.now(timezone.utc).date()
+    start = _unbounded_start(db_path, today)
+    days = os.environ.get(HISTORY_DAYS_VARIABLE, "").strip()
+    if days:
+        earliest = (today - timedelta(days=max(1, int(days)) - 1)).isoformat()
+        return max(start, earliest)
+    return start
+
+
+def _unbounded_start(db_path: str | None, today: date) -> str:
     override = os.environ.get(START_DATE_VARIABLE)
     if override:
         return date.fromisoformat(override.strip()).isoformat()
-    today = today or datetime.now(timezone.utc).date()
     if db_path is None:
         root = os.environ.get("EVAL_PIPELINES_HOME", os.getcwd())
         db_path = os.environ.get("EVAL_PIPELINES_DB", str(Path(root).resolve() / ".data" / "eval_pipelines.duckdb"))
-    if db_path.startswith("md:") or not Path(db_path).is_file():
+    from eval_pipelines.store.postgres import is_postgres
+
+    if not is_postgres(db_path) and (db_path.startswith("md:") or not Path(db_path).is_file()):
         return today.isoformat()
     from eval_pipelines.store.connection import connect
 

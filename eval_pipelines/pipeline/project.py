@@ -59,18 +59,45 @@ def find_package_source(paths: ProjectPaths, skill_version: str) -> Path:
     raise SpecErrors.single(paths.skills_dir, f"skill version {skill_version!r} not found{hint}")
 
 
-def discover_skill_versions(paths: ProjectPaths) -> tuple[dict[str, Path], dict[Path, str]]:
-    """Every valid skill version in the skills directory, and why the others were refused."""
+def _stamp(source: Path) -> tuple[int, int] | None:
+    """What a package's key depends on, cheaply: its SKILL.md's (or zip's) mtime and size."""
+    try:
+        stat = (source / "SKILL.md" if source.is_dir() else source).stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def discover_skill_versions(paths: ProjectPaths, memo: dict[Path, tuple[tuple[int, int], str]] | None = None,
+                            max_opened: int | None = None) -> tuple[dict[str, Path], dict[Path, str]]:
+    """Every valid skill version in the skills directory, and why the others were refused.
+
+    ``memo`` (kept by the caller between calls) remembers each package's key by its
+    SKILL.md's mtime and size: opening a package hashes all its files, which for 5,000
+    packages took longer than a sensor tick may (docs/benchmarks.md, "Nightly fan-out");
+    an unchanged package is then only stat'ed. ``max_opened`` bounds how many packages one
+    call opens; the rest are left for the next call (with ``memo``, a sensor's next tick)."""
     found: dict[str, Path] = {}
     problems: dict[Path, str] = {}
+    opened = 0
     for source in find_packages(paths.skills_dir):
-        try:
-            package = open_package(source, paths.work_dir)
-        except SpecErrors as exc:
-            problems[source] = str(exc)
+        stamp = _stamp(source) if memo is not None else None
+        remembered = memo.get(source) if memo is not None else None
+        if stamp is not None and remembered is not None and remembered[0] == stamp:
+            key = remembered[1]
+        else:
+            if max_opened is not None and opened >= max_opened:
+                continue  # found by a later call
+            opened += 1
+            try:
+                key = open_package(source, paths.work_dir).key
+            except SpecErrors as exc:
+                problems[source] = str(exc)
+                continue
+            if memo is not None and stamp is not None:
+                memo[source] = (stamp, key)
+        if key in found:
+            problems[source] = f"{source}: duplicate skill version {key} (also {found[key]})"
             continue
-        if package.key in found:
-            problems[source] = f"{source}: duplicate skill version {package.key} (also {found[package.key]})"
-            continue
-        found[package.key] = source
+        found[key] = source
     return found, problems

@@ -41,7 +41,7 @@ from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import LoadedSkill
 from eval_pipelines.store import tables
-from eval_pipelines.store.connection import connect, read_partition, replace_partition
+from eval_pipelines.store.connection import connect, read_partition, replace_partitions
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.queries import find_baselines, grading_context
 
@@ -125,8 +125,12 @@ class StageContext:
         return self.memo["outputs"]
 
     def write(self, table: str, frame: pd.DataFrame) -> int:
-        written = replace_partition(self.connection(), table, self.partition, frame)
-        self.memo[table] = frame
+        return self.write_all({table: frame})[table]
+
+    def write_all(self, frames: dict[str, pd.DataFrame]) -> dict[str, int]:
+        """Replace the partition's rows of each table in one transaction."""
+        written = replace_partitions(self.connection(), self.partition, frames)
+        self.memo.update(frames)
         return written
 
 
@@ -306,9 +310,9 @@ def aggregate(ctx: StageContext) -> StageResult:
         values.setdefault(target, {}).update(items)
     for line in undefined:  # no row: the metrics table holds numbers only
         ctx.log.warning("derived metric %s", line)
-    written = _write(ctx, "metrics", tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name))
-    written |= _write(ctx, "case_metrics", tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id,
-                                                                      suite.name))
+    written = ctx.write_all({  # one transaction: never one table of the two alone
+        "metrics": tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name),
+        "case_metrics": tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name)})
     overall = values.get("*", {})
     meta: dict[str, Any] = {"summary": Markdown(metrics_markdown(overall, ctx.rows("test_results")))}
     # Numeric metadata: Dagster plots these across partitions (versions and nights).

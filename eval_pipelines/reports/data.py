@@ -56,7 +56,7 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
     its latest) compared with ``against`` (default: the baseline the pipeline uses; ``"none"``: no
     comparison). Raises ``ReportError`` for an unknown skill, version or date."""
     target = str(db_path)
-    if not target.startswith("md:") and target != ":memory:" and not Path(target).is_file():
+    if not target.startswith(("md:", "postgres")) and target != ":memory:" and not Path(target).is_file():
         raise ReportError(f"no results database at {target} (run `eval-pipelines demo` or "
                           f"`eval-pipelines run` first, or pass --db)")
     with connect(target) as con:

@@ -150,7 +150,7 @@ def write_junit(db_path: str, partition: Partition, out: Path) -> Path:
         passed = con.execute(f"SELECT target, test_id, value FROM case_metrics WHERE {where} "
                              f"AND metric = 'case_passed'", params).fetchall()
         latency = con.execute(f"SELECT target, test_id, sum(coalesce(latency_ms, 0)) FROM model_outputs "
-                              f"WHERE {where} GROUP BY ALL", params).fetchall()
+                              f"WHERE {where} GROUP BY target, test_id", params).fetchall()
         metrics = con.execute(f"SELECT target, metric, value FROM metrics WHERE {where}", params).fetchall()
         grades = con.execute(f"SELECT target, test_id, trial, assertion_name, reason FROM grades WHERE {where} "
                              f"AND NOT passed ORDER BY assertion_index", params).fetchall()

@@ -24,10 +24,9 @@ from dataclasses import asdict, is_dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-import duckdb
 import pandas as pd
 
-from eval_pipelines.store.connection import DatabaseBusy, connect, none_if_missing
+from eval_pipelines.store.connection import DB_ERRORS, DatabaseBusy, connect, insert_ignoring_existing, none_if_missing
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig
 
@@ -86,7 +85,7 @@ class ResponseCache:
         if not hashes:
             return
         with connect(self.db_path) as con:
-            rows = con.execute("SELECT * FROM response_cache WHERE list_contains(?, request_hash)",
+            rows = con.execute("SELECT * FROM response_cache WHERE request_hash IN (SELECT unnest(CAST(? AS VARCHAR[])))",
                                [hashes]).df()
         self._hits = {r["request_hash"]: r for r in rows.to_dict("records")}
 
@@ -152,14 +151,12 @@ class ResponseCache:
         rows = list({row["request_hash"]: row for row in batch}.values())
         try:
             with connect(self.db_path, wait_s=wait_s) as con:
-                con.register("new_cache_rows", pd.DataFrame(rows))
-                con.execute("INSERT OR IGNORE INTO response_cache BY NAME SELECT * FROM new_cache_rows")
-                con.unregister("new_cache_rows")
+                insert_ignoring_existing(con, "response_cache", pd.DataFrame(rows), "request_hash")
             self.stored += len(rows)
         except DatabaseBusy:
             with self._lock:
                 self._pending = batch + self._pending  # try again at the next flush
-        except duckdb.Error as exc:
+        except DB_ERRORS as exc:
             # The answers are stored as outputs anyway; a cache that cannot take them must not
             # turn a good answer into a failed call (put() runs inside the target's call).
             _log.warning("%d answers were not added to the response cache: %s", len(rows), exc)

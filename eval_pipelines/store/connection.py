@@ -1,5 +1,9 @@
 """Write and read the results database.
 
+The store is a DuckDB file (the embedded default) or, when the connection
+string is ``postgresql://...``, a PostgreSQL database for many writers
+(``store/postgres.py``, same tables, views, rows and reports).
+
 Each stage writes its partition in one transaction: delete the partition's
 rows, insert the new ones, commit. Readers never see a half-written partition,
 and a re-run replaces exactly that partition (design notes: the DuckDB IO
@@ -27,17 +31,31 @@ from typing import Any, Iterator
 import duckdb
 import pandas as pd
 
+from eval_pipelines.store import postgres
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.views import ensure_views, marker
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["DatabaseBusy", "Partition", "TABLES", "connect", "none_if_missing", "read_partition",
-           "replace_partition", "schema_sql", "upsert_ratings"]
+__all__ = ["DB_ERRORS", "DatabaseBusy", "Partition", "TABLES", "connect", "insert_ignoring_existing",
+           "none_if_missing", "read_partition", "replace_partition", "replace_partitions", "schema_sql",
+           "upsert_ratings"]
 
 LOCK_WAIT_S = 120.0
 TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
           "case_metrics", "regressions")
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import psycopg
+    except ImportError:  # the Postgres store is optional (the `team` extra)
+        return (duckdb.Error,)
+    return (duckdb.Error, psycopg.Error)
+
+
+# What a failed statement raises, whichever store is behind the connection.
+DB_ERRORS = _driver_errors()
 
 
 def _configured_wait() -> float:
@@ -96,6 +114,13 @@ def connect(path: str | Path, *, read_only: bool = False,
     The wait is bounded (``wait_s``, default ``EVAL_PIPELINES_DB_WAIT_S`` or 120 s)
     and announced once as a warning, then ends in :class:`DatabaseBusy`.
     """
+    if postgres.is_postgres(path):  # many writers: the server takes turns, no file lock to wait on
+        pg = postgres.open_connection(str(path), schema_sql(), read_only=read_only)
+        try:
+            yield pg
+        finally:
+            pg.close()
+        return
     if wait_s is None:
         wait_s = _configured_wait()
     target = str(path)
@@ -126,28 +151,50 @@ def connect(path: str | Path, *, read_only: bool = False,
         con.close()
 
 
-def replace_partition(con: duckdb.DuckDBPyConnection, table: str, partition: Partition, rows: pd.DataFrame) -> int:
+def replace_partition(con: Any, table: str, partition: Partition, rows: pd.DataFrame) -> int:
     """Atomically replace one partition's rows of ``table``; returns rows written."""
-    if table not in TABLES:
-        raise ValueError(f"unknown table {table!r}")
+    return replace_partitions(con, partition, {table: rows})[table]
+
+
+def replace_partitions(con: Any, partition: Partition, frames: dict[str, pd.DataFrame]) -> dict[str, int]:
+    """Replace the partition's rows of every table in ``frames`` in one transaction (a stage
+    writing two tables, metrics and case_metrics, never leaves one of them written alone)."""
+    for table in frames:
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+    if isinstance(con, postgres.PostgresConnection):
+        return con.replace_partitions(partition, frames)
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(f"DELETE FROM {table} WHERE eval_date = ? AND skill_version = ?",
-                    [partition.eval_date, partition.skill_version])
-        if len(rows):
-            con.register("incoming_rows", rows)
-            try:
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
-            finally:
-                con.unregister("incoming_rows")
+        for table, rows in frames.items():
+            con.execute(f"DELETE FROM {table} WHERE eval_date = ? AND skill_version = ?",
+                        [partition.eval_date, partition.skill_version])
+            if len(rows):
+                con.register("incoming_rows", rows)
+                try:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
+                finally:
+                    con.unregister("incoming_rows")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return len(rows)
+    return {table: len(rows) for table, rows in frames.items()}
 
 
-def read_partition(con: duckdb.DuckDBPyConnection, table: str, partition: Partition) -> pd.DataFrame:
+def insert_ignoring_existing(con: Any, table: str, rows: pd.DataFrame, key: str) -> None:
+    """Insert the rows whose ``key`` is not stored yet; a stored key keeps its row."""
+    if isinstance(con, postgres.PostgresConnection):
+        con.insert_ignoring_existing(table, rows, key)
+        return
+    con.register("incoming_rows", rows)
+    try:
+        con.execute(f"INSERT OR IGNORE INTO {table} BY NAME SELECT * FROM incoming_rows")
+    finally:
+        con.unregister("incoming_rows")
+
+
+def read_partition(con: Any, table: str, partition: Partition) -> pd.DataFrame:
     if table not in TABLES:
         raise ValueError(f"unknown table {table!r}")
     return con.execute(
@@ -165,6 +212,9 @@ def upsert_ratings(con: duckdb.DuckDBPyConnection, rows: pd.DataFrame) -> int:
     """Insert ratings, replacing an earlier rating of the same rater for the same output."""
     if rows.empty:
         return 0
+    if isinstance(con, postgres.PostgresConnection):
+        con.upsert("human_ratings", rows, ("review_id", "rater"))
+        return len(rows)
     con.execute("BEGIN TRANSACTION")
     try:
         con.register("incoming_ratings", rows)

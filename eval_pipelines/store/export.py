@@ -16,6 +16,7 @@ and listed as skipped, since none of their rows can be attributed to a skill.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +24,8 @@ from typing import Sequence
 import duckdb
 
 from eval_pipelines.store.connection import connect
+from eval_pipelines.store.postgres import is_postgres
+from eval_pipelines.store.snapshot import copy_to_duckdb
 from eval_pipelines.store.views import MARKER_VIEW, ensure_views
 
 FORMATS = ("parquet", "csv")
@@ -72,6 +75,11 @@ def export_store(db_path: str, out: Path, fmt: str = "parquet", skills: Sequence
     """Write every table and view of the database at ``db_path`` under ``out``."""
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if is_postgres(db_path):  # the shared store: its rows copied into a scratch DuckDB file first
+        with tempfile.TemporaryDirectory(prefix="eval-export-") as scratch:
+            copy = str(Path(scratch) / "snapshot.duckdb")
+            copy_to_duckdb(db_path, copy, skills)
+            return export_store(copy, out, fmt, skills)
     out.mkdir(parents=True, exist_ok=True)
     options = "FORMAT parquet, COMPRESSION zstd" if fmt == "parquet" else "FORMAT csv, HEADER true"
     result = ExportResult()

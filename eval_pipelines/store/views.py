@@ -83,6 +83,10 @@ def ensure_views(con: duckdb.DuckDBPyConnection, attempts: int = 20) -> bool:
     Safe from several connections at once: the views appear together (one
     transaction), and a connection that loses the race waits for the winner's.
     """
+    from eval_pipelines.store.postgres import PostgresConnection
+
+    if isinstance(con, PostgresConnection):  # installed with the schema (views_postgres.sql)
+        return False
     for attempt in range(attempts):
         if _installed(con):
             return False
