@@ -32,7 +32,7 @@ SKILLS = {"calculator/v1.0.0": "calculator@1.0.0", "calculator/v1.1.0": "calcula
           "string-reverse/1.0.0": "string-reverse@1.0.0", "support-triage/1.0.0": "support-triage@1.0.0",
           "invoice-extractor/1.0.0": "invoice-extractor@1.0.0"}
 BACKFILL_S = 600  # a loaded 2-core machine: 5 runs on 3 workers take 1-3 minutes
-MAX_RUNTIME_S = 150  # above a healthy run here; the killed run is failed after it
+MAX_RUNTIME_S = 90  # above a healthy run here (10-60 s); the killed run is failed after it
 
 LAUNCH = """
 mutation($backfillParams: LaunchBackfillParams!) {
