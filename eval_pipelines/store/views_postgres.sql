@@ -177,7 +177,7 @@ SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        coalesce(r.category, c.category, c.metadata ->> 'eval_type') AS category,
        r.target, r.trial, r.verdict, r.status, r.score, r.reason,
        g.assertion_index, g.assertion_type, g.assertion_name,
-       g.score AS assertion_score, g.status AS assertion_status,
+       g.score AS assertion_score, g.calibrated_score AS assertion_calibrated_score, g.status AS assertion_status,
        g.reason AS assertion_reason, g.details AS assertion_details,
        c.input, c.expected, o.output, o.error, o.latency_ms
 FROM test_results r
@@ -225,3 +225,16 @@ SELECT skill_version, skill, version, target, test_id,
 FROM nightly
 GROUP BY skill_version, skill, version, target, test_id
 HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
+;;
+
+-- expectation_results: one row per expectation of a case × target × trial, from the
+-- `expectations` grades (as views.sql; json_each -> json_array_elements WITH ORDINALITY).
+CREATE OR REPLACE VIEW expectation_results AS
+SELECT g.eval_date, g.skill_version, g.skill, g.version, g.run_id, g.suite,
+       g.target, g.test_id, g.trial, g.assertion_index,
+       CAST(e.ordinality AS INTEGER) AS expectation,
+       e.value ->> 'text' AS expectation_text,
+       CAST(e.value ->> 'passed' AS BOOLEAN) AS passed,
+       e.value ->> 'evidence' AS evidence
+FROM grades g, json_array_elements(g.details -> 'expectations') WITH ORDINALITY AS e(value, ordinality)
+WHERE g.assertion_type = 'expectations' AND g.status = 'graded'

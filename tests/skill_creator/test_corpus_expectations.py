@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
+from eval_pipelines.run.targets.config import load_targets_file
 from eval_pipelines.formats.loader import load_skill
 from eval_pipelines.grading.registry import parse_params
 from eval_pipelines.reports.markdown import cell
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.cli import main
-from tests.formats.test_skills_corpus import TARGETS, package_folders
+from tests.formats.test_skills_corpus import package_folders
 from tests.skill_creator.support import TARGETS as TARGETS_YAML
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.field_projects import sql
@@ -43,13 +44,15 @@ def test_expectation_rows_on_real_packages(tmp_path: Path, monkeypatch: pytest.M
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "targets.yaml").write_text(TARGETS_YAML, encoding="utf-8")
     checked = 0
+    chat_targets = {t.name: t for t in load_targets_file(tmp_path / "targets.yaml")}
     with FakeOpenAIServer(latency_s=0.0) as server:
         server.responder = respond
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-32")
         for i, folder in enumerate(package_folders()):
-            try:
-                loaded = load_skill(folder, datasets_dir=None, extract_dir=tmp_path / f"x{i}", project_targets=TARGETS)
+            try:  # with the chat targets the run uses: a package whose inputs a chat target cannot take is skipped
+                loaded = load_skill(folder, datasets_dir=None, extract_dir=tmp_path / f"x{i}",
+                                    project_targets=chat_targets)
             except SpecErrors:
                 continue
             items = [len(parse_params("expectations", a.config).items)
