@@ -177,6 +177,14 @@ def no_hidden_breakage(ctx: StageContext) -> CheckResult:
     )
 
 
+def skill_triggers(ctx: StageContext) -> CheckResult:
+    """Trigger precision, recall and accuracy against the package's minimums (pipeline/triggers.py)."""
+    from eval_pipelines.pipeline.triggers import check_numbers, package_settings
+
+    passed, text, meta = check_numbers(ctx.rows("trigger_results"), package_settings(ctx.suite().package_root))
+    return CheckResult(bool(passed), text, meta, skipped=passed is None)
+
+
 CHECKS: tuple[Check, ...] = (
     Check("every_case_has_an_output", "model_outputs",
           "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
@@ -199,6 +207,11 @@ CHECKS: tuple[Check, ...] = (
           "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
           "every target); names the cases labelled regressed at the suite's case_fdr. Skipped while there is "
           "no baseline.", no_hidden_breakage),
+    Check("skill_triggers", "trigger_results",
+          "The skill's description makes the agent load it when it should: trigger precision, recall and accuracy "
+          "over the package's trigger set (a query triggers when its trigger rate reaches the threshold) at or "
+          "above the minimums of `triggers:` in its eval-pipelines.yaml (min_accuracy 0.8 unless set). Skipped "
+          "without a trigger set or an agent target.", skill_triggers),
 )
 
 

@@ -30,6 +30,7 @@ from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
+from eval_pipelines.pipeline.triggers import run_trigger_evals
 from eval_pipelines.reports.files import write_partition_reports
 from eval_pipelines.reports.summary import metrics_markdown, regression_markdown, regression_summary
 from eval_pipelines.run.cache import ResponseCache
@@ -371,6 +372,10 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
         "broken": any(v["broken"] for v in summary.values())})
 
 
+def evaluate_triggers(ctx: StageContext) -> StageResult:
+    return StageResult(*run_trigger_evals(ctx, Markdown))  # pipeline/triggers.py (issue 32)
+
+
 def report_dir(ctx: StageContext) -> Path:
     """Where the partition's reports go: the run's option, else the suite's
     ``reporting.output_dir`` (seed 003; relative to the project root, checked when the
@@ -411,6 +416,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("regression_report", "Per-case flips and metric changes against the previous version and the "
                                "previous night, with p-values and intervals (table regressions).",
           ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
+    Stage("trigger_results", "Trigger evaluation: each query of the package's trigger set run N times by the "
+                             "agent, the skill offered among others; whether it loaded the skill (table trigger_results).",
+          ("trigger_results",), frozenset({"openai", "duckdb"}), evaluate_triggers, ("suite",)),
     Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                          "compared with the baseline version; files under reports/<date>/.",
           (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),

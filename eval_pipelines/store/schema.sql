@@ -251,3 +251,34 @@ CREATE TABLE IF NOT EXISTS datasets (
     bytes          BIGINT NOT NULL,
     test_cases     INTEGER NOT NULL
 );
+
+-- Trigger evaluation (issue 32; pipeline/triggers.py): one row per query of a package's trigger set
+-- × run, the agent given the skill among others by name and description only; `triggered` when a
+-- recorded tool call read the skill's SKILL.md (`loaded_by` is that call).
+CREATE TABLE IF NOT EXISTS trigger_results (
+    eval_date          VARCHAR NOT NULL,
+    skill_version      VARCHAR NOT NULL,
+    skill              VARCHAR NOT NULL,
+    version            VARCHAR NOT NULL,
+    run_id             VARCHAR,
+    suite              VARCHAR NOT NULL,
+    target             VARCHAR NOT NULL,
+    source_file        VARCHAR NOT NULL,
+    query_number       INTEGER NOT NULL,
+    query              VARCHAR NOT NULL,
+    should_trigger     BOOLEAN NOT NULL,
+    run                INTEGER NOT NULL,
+    triggered          BOOLEAN NOT NULL,
+    loaded_by          JSON,
+    skills_read        JSON NOT NULL,
+    offered            JSON NOT NULL,
+    seed               VARCHAR NOT NULL,
+    threshold          DOUBLE NOT NULL,
+    turns              INTEGER NOT NULL,
+    tool_calls         INTEGER NOT NULL,
+    stopped            VARCHAR,
+    error              VARCHAR,
+    latency_ms         DOUBLE,
+    prompt_tokens      BIGINT,
+    completion_tokens  BIGINT
+);

@@ -225,3 +225,46 @@ SELECT g.eval_date, g.skill_version, g.skill, g.version, g.run_id, g.suite,
        json_extract_string(e.value, '$.evidence') AS evidence
 FROM grades g, json_each(g.details, '$.expectations') AS e
 WHERE g.assertion_type = 'expectations' AND g.status = 'graded'
+;;
+
+-- trigger_rates: one row per query of a trigger set and evaluation date (table trigger_results): the
+-- runs that ended without an error, how many loaded the skill, the trigger rate, and whether the
+-- query passed (it triggers when its rate reaches the threshold, and should it?), as skill-creator's
+-- run_eval.py decides.
+CREATE OR REPLACE VIEW trigger_rates AS
+WITH q AS (
+    SELECT eval_date, skill_version, skill, version, run_id, suite, target, source_file,
+           query_number, query, should_trigger, max(threshold) AS threshold,
+           count(*) FILTER (WHERE error IS NULL) AS runs,
+           count(*) FILTER (WHERE error IS NULL AND triggered) AS triggered_runs,
+           count(*) FILTER (WHERE error IS NOT NULL) AS errors
+    FROM trigger_results
+    GROUP BY eval_date, skill_version, skill, version, run_id, suite, target, source_file,
+             query_number, query, should_trigger
+)
+SELECT *, CAST(triggered_runs AS DOUBLE) / nullif(runs, 0) AS trigger_rate,
+       CASE WHEN runs > 0 THEN (CAST(triggered_runs AS DOUBLE) / runs >= threshold) = should_trigger END AS passed
+FROM q
+;;
+
+-- trigger_accuracy: per skill version, target and evaluation date, the queries of trigger_rates that
+-- ran, counted as true/false positives/negatives (a query is positive when it triggers), with
+-- precision = TP / (TP + FP), recall = TP / (TP + FN), accuracy = (TP + TN) / queries
+-- (NULL when undefined), as analysis/triggers.py computes them.
+CREATE OR REPLACE VIEW trigger_accuracy AS
+WITH c AS (
+    SELECT eval_date, skill_version, skill, version, run_id, suite, target,
+           count(*) AS queries,
+           count(*) FILTER (WHERE should_trigger AND trigger_rate >= threshold) AS true_positives,
+           count(*) FILTER (WHERE NOT should_trigger AND trigger_rate >= threshold) AS false_positives,
+           count(*) FILTER (WHERE should_trigger AND trigger_rate < threshold) AS false_negatives,
+           count(*) FILTER (WHERE NOT should_trigger AND trigger_rate < threshold) AS true_negatives
+    FROM trigger_rates
+    WHERE runs > 0
+    GROUP BY eval_date, skill_version, skill, version, run_id, suite, target
+)
+SELECT *,
+       CAST(true_positives AS DOUBLE) / nullif(true_positives + false_positives, 0) AS precision,
+       CAST(true_positives AS DOUBLE) / nullif(true_positives + false_negatives, 0) AS recall,
+       CAST(true_positives + true_negatives AS DOUBLE) / queries AS accuracy
+FROM c

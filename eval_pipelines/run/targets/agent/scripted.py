@@ -15,6 +15,9 @@ real ones, so a script shows what a skill's evaluation stores before anyone pays
       "2":                      # an eval id
         - answer: "..."
 
+``triggers:`` holds the turns of the trigger set's queries the same way, keyed by the query's 1-based
+number (or ``"*"``): a query whose turns read the skill's SKILL.md loads the skill.
+
 A step is ``{tool, args}`` (one tool call) or ``{answer}`` (the final text, which ends the run).
 In ``args`` and ``answer``, ``{test_id}`` and ``{input_files}`` (the case's input files, space
 separated) are replaced. A script that ends without an ``answer`` answers with the last tool
@@ -50,9 +53,15 @@ class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cases: dict[str, list[Step]] = Field(min_length=1)
+    # Trigger runs (pipeline/triggers.py): the turns per query of the trigger set, keyed by its
+    # 1-based number or "*"; a query without turns answers at once (the skill is not loaded).
+    triggers: dict[str, list[Step]] = Field(default_factory=dict)
 
     def steps_for(self, test_id: str) -> list[Step]:
         return self.cases.get(test_id) or self.cases.get("*") or []
+
+    def trigger_steps(self, query_number: int) -> list[Step]:
+        return self.triggers.get(str(query_number)) or self.triggers.get("*") or [Step(answer="(no skill needed)")]
 
 
 def load_script(path: Path) -> Script:
@@ -75,12 +84,12 @@ def _fill(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
-def scripted_model(script: Script, test_id: str, input_files: list[str]) -> Any:
-    """Pydantic AI's ``FunctionModel`` answering one case's turns in order."""
+def scripted_model(script: Script, test_id: str, input_files: list[str], steps: list[Step] | None = None) -> Any:
+    """Pydantic AI's ``FunctionModel`` answering one case's turns (or the ``steps`` given) in order."""
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import FunctionModel
 
-    steps = script.steps_for(test_id)
+    steps = script.steps_for(test_id) if steps is None else steps
     names = {"test_id": test_id, "input_files": " ".join(input_files)}
 
     def respond(messages: list[Any], info: Any) -> ModelResponse:
