@@ -65,6 +65,7 @@ class RunSummary:
     several_trials: bool = False
     checks_failed: list[str] = field(default_factory=list)
     exit_code: int | None = None
+    triggers: str | None = None  # the trigger evaluation in one line (reports/triggers.py)
 
     def tallies(self) -> str:
         rate = "" if self.pass_rate is None else f" (pass rate {self.pass_rate:.0%})"
@@ -89,6 +90,7 @@ def _short(text: Any, limit: int = VALUE_WIDTH) -> str:
 def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s: float | None = None,
                  filtered_out: int = 0) -> RunSummary:
     """The run's summary from the stored rows of one partition."""
+    from eval_pipelines.reports.triggers import load_triggers, trigger_line
     from eval_pipelines.store.connection import connect
 
     summary = RunSummary(skill_version, eval_date, duration_s=duration_s, filtered_out=filtered_out)
@@ -105,6 +107,7 @@ def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s
         rate = con.execute("SELECT max(value) FROM metrics WHERE eval_date = ? AND skill_version = ? "
                            "AND target = '*' AND metric = 'pass_rate'", key).fetchone()
         summary.pass_rate = rate[0] if rate else None
+        summary.triggers = trigger_line(load_triggers(con, skill_version, eval_date))
         failing = con.execute(
             """SELECT r.test_id, r.target, r.trial, r.status, r.reason,
                       list(g.assertion_name || ': ' || g.reason ORDER BY g.assertion_index)
@@ -157,7 +160,7 @@ def _rate(before: float, after: float) -> str:
 
 
 def _footer(summary: RunSummary) -> list[str]:
-    lines = [summary.tallies()]
+    lines = [summary.tallies()] + ([summary.triggers] if summary.triggers else [])
     if summary.filtered_out:
         lines.append(f"Filtered out: {summary.filtered_out} cases (not run)")
     if summary.duration_s is not None:

@@ -230,4 +230,44 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         'verdict':
             "the target's or breakage row's verdict as a sentence with its numbers",
     },
+    'trigger_results': {
+        'target':
+            'the agent target that answered',
+        'source_file':
+            'the trigger set file, relative to the package',
+        'query_number':
+            "the query's 1-based position in the file and its text",
+        'query':
+            "the query's 1-based position in the file and its text",
+        'should_trigger':
+            'whether the file says the skill should be loaded for it',
+        'run':
+            'the run of the query, 0-based (`triggers.runs` per query, default 3)',
+        'triggered':
+            "whether a recorded tool call of the run read the skill's SKILL.md",
+        'loaded_by':
+            'that tool call, `{"tool", "args", "step"}` (`read_file` of `skills/<name>/SKILL.md`, or a `run_command` naming it); NULL when not loaded',
+        'skills_read':
+            'every skill whose SKILL.md the run read (a distractor chosen instead shows here)',
+        'offered':
+            'the skills the agent was offered, in the order its instructions listed them',
+        'seed':
+            'what that order was shuffled from (`<seed>:<query>:<run>`)',
+        'threshold':
+            'the trigger rate at which a query counts as triggering (`triggers.threshold`, default 0.5)',
+        'turns':
+            "the run's model turns and tool calls (it stops at the first SKILL.md read or `triggers.max_turns`)",
+        'tool_calls':
+            "the run's model turns and tool calls (it stops at the first SKILL.md read or `triggers.max_turns`)",
+        'stopped':
+            '`skill_read`, `max_turns`, `max_tool_calls`, or NULL when the model answered',
+        'error':
+            'why the run failed (such runs are left out of the rates)',
+        'latency_ms':
+            "the run's wall time and tokens (NULL when the model reported none)",
+        'prompt_tokens':
+            "the run's wall time and tokens (NULL when the model reported none)",
+        'completion_tokens':
+            "the run's wall time and tokens (NULL when the model reported none)",
+    },
 }

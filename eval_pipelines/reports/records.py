@@ -168,6 +168,8 @@ class ReportData:
     # The pipeline's statistical verdicts against this baseline (regressions table, level 'target'):
     # [{target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change}]
     significance: list[dict[str, Any]] = field(default_factory=list)
+    # The trigger evaluation per target (reports/triggers.py; empty without trigger rows).
+    triggers: list[Any] = field(default_factory=list)
 
     @property
     def overall(self) -> dict[str, float]:
