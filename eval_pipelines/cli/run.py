@@ -48,7 +48,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.propagate = False
     ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}", paths=paths,
                        report_root=report_root(root), env=lambda names: {n: os.environ.get(n) for n in names},
-                       options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency), log=log)
+                       options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency,
+                                          compare_blind=args.compare_blind), log=log)
     ctx.memo["loaded"] = loaded
     outcomes: list[CheckOutcome] = []
     written: list[str] = []
@@ -162,6 +163,9 @@ def add_run_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.add_argument("--trials", type=_trial_count, metavar="N",
                    help="run every case N times (wins over the suite's trials; evals.json: see docs/skill-creator.md)")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
+    p.add_argument("--compare-blind", metavar="BASELINE",
+                   help="judge each output against BASELINE's (previous, a version, or skill@version) without "
+                        "telling the judge which is which (docs/skill-creator.md, \"Blind comparison\")")
     p.add_argument("--filter-pattern", metavar="REGEX",
                    help="only run cases whose id, name or description matches this regular expression")
     p.add_argument("--filter-first-n", metavar="N", type=_positive, help="only run the first N cases (after the pattern)")

@@ -65,6 +65,7 @@ class ModelCallConfig(dg.Config):
 
     use_cache: bool = True  # False: call every target again (a fresh sample)
     concurrency: int | None = None  # override every target's concurrency
+    compare_blind: str | None = None  # a baseline version: the blind comparison (pipeline/blind.py)
 
 
 @lru_cache(maxsize=None)
@@ -82,7 +83,8 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     ctx = StageContext(
         partition=partition, run_id=context.run.run_id, paths=project.paths(store.db_path),
         report_root=Path(project.root).resolve() / "reports", env=models.environment,
-        options=RunOptions(use_cache=config.use_cache, concurrency=config.concurrency), log=context.log)
+        options=RunOptions(use_cache=config.use_cache, concurrency=config.concurrency,
+                           compare_blind=config.compare_blind), log=context.log)
     selected = {key.to_user_string() for key in context.selected_asset_keys}
     selected_checks = {key.name for key in context.selected_asset_check_keys}
     failed_checks: list[str] = []

@@ -29,7 +29,9 @@ from eval_pipelines.analysis.metrics import case_metrics, expectation_metrics, s
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
+from eval_pipelines.pipeline.blind import run_blind_comparisons
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
+from eval_pipelines.pipeline.stage_values import FilePath, Markdown, StageResult
 from eval_pipelines.pipeline.triggers import run_trigger_evals
 from eval_pipelines.reports.files import write_partition_reports
 from eval_pipelines.reports.summary import metrics_markdown, regression_markdown, regression_summary
@@ -55,14 +57,6 @@ class MissingUpstream(LookupError):
     """A stage ran before the stage it reads from stored its rows."""
 
 
-class Markdown(str):
-    """Metadata text to show as Markdown (the Dagster layer renders it so)."""
-
-
-class FilePath(str):
-    """Metadata naming a file the stage wrote."""
-
-
 @dataclass
 class RunOptions:
     """Switches of one run (CLI flags, or the Dagster run config)."""
@@ -71,6 +65,7 @@ class RunOptions:
     concurrency: int | None = None  # override every target's concurrency
     on_output: Callable[[ModelOutput], None] | None = None  # progress of the model phase
     report_dir: Path | None = None  # default: <project>/reports/<eval date>
+    compare_blind: str | None = None  # a baseline version: judge both versions' outputs blind (pipeline/blind.py)
 
 
 @dataclass
@@ -133,12 +128,6 @@ class StageContext:
         written = replace_partitions(self.connection(), self.partition, frames)
         self.memo.update(frames)
         return written
-
-
-@dataclass
-class StageResult:
-    rows: dict[str, int]  # table -> rows written
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -372,10 +361,6 @@ def compare_with_baselines(ctx: StageContext) -> StageResult:
         "broken": any(v["broken"] for v in summary.values())})
 
 
-def evaluate_triggers(ctx: StageContext) -> StageResult:
-    return StageResult(*run_trigger_evals(ctx, Markdown))  # pipeline/triggers.py (issue 32)
-
-
 def report_dir(ctx: StageContext) -> Path:
     """Where the partition's reports go: the run's option, else the suite's
     ``reporting.output_dir`` (seed 003; relative to the project root, checked when the
@@ -418,7 +403,10 @@ STAGES: tuple[Stage, ...] = (
           ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
     Stage("trigger_results", "Trigger evaluation: each query of the package's trigger set run N times by the "
                              "agent, the skill offered among others; whether it loaded the skill (table trigger_results).",
-          ("trigger_results",), frozenset({"openai", "duckdb"}), evaluate_triggers, ("suite",)),
+          ("trigger_results",), frozenset({"openai", "duckdb"}), run_trigger_evals, ("suite",)),
+    Stage("blind_comparisons", "Opt-in: each output judged against the baseline version's output of the same case, "
+                               "labelled A/B in a seeded random order (table blind_comparisons).",
+          ("blind_comparisons",), frozenset({"openai", "duckdb"}), run_blind_comparisons, ("suite",)),
     Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                          "compared with the baseline version; files under reports/<date>/.",
           (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -28,6 +28,7 @@ from eval_pipelines.analysis.triggers import QueryRuns, TriggerSummary, trigger_
 from eval_pipelines.formats.skills.trigger_settings import (
     SETTINGS_FILE, TriggerSettings, load_trigger_settings,
 )
+from eval_pipelines.pipeline.stage_values import Markdown, StageResult
 from eval_pipelines.formats.skills.triggers import TriggerSet, find_trigger_sets, load_trigger_set
 from eval_pipelines.run.targets.config import AgentTargetConfig
 from eval_pipelines.store import tables
@@ -104,8 +105,8 @@ def agent_target(stored: tables.StoredSuite, settings: TriggerSettings) -> tuple
                   "target (type: agent)")
 
 
-def run_trigger_evals(ctx: Any, markdown: Callable[[str], str]) -> tuple[dict[str, int], dict[str, Any]]:
-    """The stage: (rows written, metadata). ``ctx`` is the pipeline's StageContext."""
+def run_trigger_evals(ctx: Any) -> StageResult:
+    """The stage ``trigger_results``. ``ctx`` is the pipeline's StageContext."""
     stored: tables.StoredSuite = ctx.suite()
     suite = stored.suite
     settings = package_settings(stored.package_root)
@@ -139,12 +140,12 @@ def run_trigger_evals(ctx: Any, markdown: Callable[[str], str]) -> tuple[dict[st
     written = ctx.write(TABLE, rows)
     if name is None:
         meta["not_run"] = why_not
-        return {TABLE: written}, meta
+        return StageResult({TABLE: written}, meta)
     summaries = summarise(rows)
     for target_name, summary in summaries.items():
         meta |= summary_numbers(summary)
-        meta["triggers"] = markdown(summary_markdown(target_name, summary, len(rows)))
-    return {TABLE: written}, meta
+        meta["triggers"] = Markdown(summary_markdown(target_name, summary, len(rows)))
+    return StageResult({TABLE: written}, meta)
 
 
 def encode(runs: list[Any], trigger_set: TriggerSet, target: str, settings: TriggerSettings,

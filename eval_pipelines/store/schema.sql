@@ -282,3 +282,30 @@ CREATE TABLE IF NOT EXISTS trigger_results (
     prompt_tokens      BIGINT,
     completion_tokens  BIGINT
 );
+
+-- Blind comparison with another version (issue 32; opt-in, pipeline/blind.py): one row per output
+-- of the run that the baseline also has, judged A against B without the judge knowing which is which.
+CREATE TABLE IF NOT EXISTS blind_comparisons (
+    eval_date               VARCHAR NOT NULL,
+    skill_version           VARCHAR NOT NULL,
+    skill                   VARCHAR NOT NULL,
+    version                 VARCHAR NOT NULL,
+    run_id                  VARCHAR,
+    suite                   VARCHAR NOT NULL,
+    target                  VARCHAR NOT NULL,
+    test_id                 VARCHAR NOT NULL,
+    trial                   INTEGER NOT NULL,
+    baseline_skill_version  VARCHAR NOT NULL,
+    baseline_eval_date      VARCHAR NOT NULL,
+    seed                    VARCHAR NOT NULL,
+    a_is                    VARCHAR NOT NULL,
+    winner_label            VARCHAR,
+    winner                  VARCHAR,
+    reasoning               VARCHAR,
+    current_score           DOUBLE,
+    baseline_score          DOUBLE,
+    rubric                  JSON,
+    output_quality          JSON,
+    judge_model             VARCHAR,
+    error                   VARCHAR
+);

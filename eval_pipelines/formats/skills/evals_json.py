@@ -71,7 +71,7 @@ TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
 # The package's own settings for us, beside SKILL.md (evals.json has no place for them).
 SETTINGS_FILE = "eval-pipelines.yaml"
-SETTINGS_KEYS = {"trials", "triggers"}  # triggers: formats/skills/trigger_settings.py
+SETTINGS_KEYS = {"trials", "triggers", "compare_blind"}  # pipeline/triggers.py, pipeline/blind.py
 # Wrappers real packages write around the list of evals (a bare top-level list is read too).
 EVALS_KEYS = ("evals", "cases", "test_cases")
 # What an expectation object's statement is, in the order looked for ({text}, {name, description}, {name, check}).
