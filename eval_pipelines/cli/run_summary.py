@@ -66,6 +66,7 @@ class RunSummary:
     checks_failed: list[str] = field(default_factory=list)
     exit_code: int | None = None
     triggers: str | None = None  # the trigger evaluation in one line (reports/triggers.py)
+    blind: str | None = None  # the blind comparison in one line (reports/blind.py)
 
     def tallies(self) -> str:
         rate = "" if self.pass_rate is None else f" (pass rate {self.pass_rate:.0%})"
@@ -90,6 +91,7 @@ def _short(text: Any, limit: int = VALUE_WIDTH) -> str:
 def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s: float | None = None,
                  filtered_out: int = 0) -> RunSummary:
     """The run's summary from the stored rows of one partition."""
+    from eval_pipelines.reports.blind import blind_line, load_blind
     from eval_pipelines.reports.triggers import load_triggers, trigger_line
     from eval_pipelines.store.connection import connect
 
@@ -108,6 +110,7 @@ def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s
                            "AND target = '*' AND metric = 'pass_rate'", key).fetchone()
         summary.pass_rate = rate[0] if rate else None
         summary.triggers = trigger_line(load_triggers(con, skill_version, eval_date))
+        summary.blind = blind_line(load_blind(con, skill_version, eval_date))
         failing = con.execute(
             """SELECT r.test_id, r.target, r.trial, r.status, r.reason,
                       list(g.assertion_name || ': ' || g.reason ORDER BY g.assertion_index)
@@ -160,7 +163,7 @@ def _rate(before: float, after: float) -> str:
 
 
 def _footer(summary: RunSummary) -> list[str]:
-    lines = [summary.tallies()] + ([summary.triggers] if summary.triggers else [])
+    lines = [summary.tallies()] + [line for line in (summary.triggers, summary.blind) if line]
     if summary.filtered_out:
         lines.append(f"Filtered out: {summary.filtered_out} cases (not run)")
     if summary.duration_s is not None:

@@ -41,6 +41,7 @@ from eval_pipelines.reports.records import (
     grader_family,
 )
 from eval_pipelines.reports.run_info import SAFE_TARGET_KEYS, load_run_info, safe_target
+from eval_pipelines.reports.blind import load_blind
 from eval_pipelines.reports.triggers import load_triggers
 from eval_pipelines.store.connection import connect
 
@@ -87,9 +88,11 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
         by_version, by_date = load_history(con, skill, versions, run, baseline_info)
         verdicts = significance(con, run, baseline_info)
         triggers = load_triggers(con, key, eval_date)
+        blind = load_blind(con, key, eval_date)
     return ReportData(run=run, cases=cases, metrics=metrics, baseline=baseline_info,
                       baseline_metrics=baseline_metrics, version_history=by_version, date_history=by_date,
-                      removed=removed, significance=verdicts, triggers=triggers)
+                      removed=removed, significance=verdicts, triggers=triggers,
+                      blind=blind)
 
 
 def skills_with_results(db_path: str | Path) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ import re
 
 from eval_pipelines.reports.comparison import labelled_regressed, verdict_flags, verdict_notes
 from eval_pipelines.reports.data import CaseResult, ReportData
+from eval_pipelines.reports.blind import blind_markdown
 from eval_pipelines.reports.triggers import trigger_markdown
 from eval_pipelines.reports.json_report import (
     actual_text,
@@ -224,6 +225,7 @@ def render_markdown(data: ReportData) -> str:
         lines += _checklist(data)
     lines += _changes(data)
     lines += trigger_markdown(data.triggers, cell)
+    lines += blind_markdown(data.blind, cell)
     lines += _recommendations(data)
     return "\n".join(lines).rstrip() + "\n"
 

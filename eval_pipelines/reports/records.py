@@ -170,6 +170,7 @@ class ReportData:
     significance: list[dict[str, Any]] = field(default_factory=list)
     # The trigger evaluation per target (reports/triggers.py; empty without trigger rows).
     triggers: list[Any] = field(default_factory=list)
+    blind: list[Any] = field(default_factory=list)  # the blind comparison per baseline (reports/blind.py)
 
     @property
     def overall(self) -> dict[str, float]:

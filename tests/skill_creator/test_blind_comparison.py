@@ -79,3 +79,21 @@ def test_the_current_version_wins_as_a_and_as_b(tmp_path: Path, monkeypatch: pyt
         assert label == ("A" if a_is == "current" else "B")
         assert a_is == ("current" if current_is_a(0, test_id, "default", 0) else "baseline")
         assert seed == f"0:{test_id}:default:0" and baseline == "csv-summary@0.9.0"
+    # Reported: the Markdown section and the terminal line read the stored rows.
+    from eval_pipelines.reports.blind import blind_line, blind_markdown, load_blind
+    from eval_pipelines.reports.html.blind import blind_section
+    from eval_pipelines.reports.markdown import cell
+
+    with duckdb.connect(db, read_only=True) as con:
+        summaries = load_blind(con, CURRENT.skill_version, CURRENT.eval_date)
+    assert blind_line(summaries) == ("Blind comparison against csv-summary@0.9.0 (2026-11-20): this version "
+                                     "preferred 8, the baseline 0, ties 0 of 8 outputs")
+    assert "### Blind comparison" in blind_markdown(summaries, cell)
+    assert 'id="blind"' in blind_section(summaries)
+
+
+def test_the_switch_on_the_command_line() -> None:
+    from eval_pipelines.cli.app import build_parser
+
+    args = build_parser().parse_args(["run", "skills/x", "--compare-blind", "previous"])
+    assert args.compare_blind == "previous"

@@ -24,6 +24,7 @@ from eval_pipelines.reports.html.changes import diff_rows, regressions_section
 from eval_pipelines.reports.html.charts import chart_section
 from eval_pipelines.reports.html.format import e
 from eval_pipelines.reports.html.results import results_section
+from eval_pipelines.reports.html.blind import blind_section
 from eval_pipelines.reports.html.triggers import trigger_section
 from eval_pipelines.reports.html.summary import cards_section, metrics_section, recommendations_section
 from eval_pipelines.reports.json_report import include_details, timestamp
@@ -59,6 +60,7 @@ def render_html(data: ReportData) -> str:
         chart_section(data),
         regressions_section(data),
         trigger_section(data.triggers),
+        blind_section(data.blind),
         results_section(data) if include_details(data) else "",
         recommendations_section(data),
         '<footer>Written by eval-pipelines from the DuckDB results store. This page is self-contained: '
