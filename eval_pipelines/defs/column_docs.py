@@ -270,4 +270,38 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         'completion_tokens':
             "the run's wall time and tokens (NULL when the model reported none)",
     },
+    'blind_comparisons': {
+        'target':
+            'the output compared',
+        'test_id':
+            'the output compared',
+        'trial':
+            'the output compared',
+        'baseline_skill_version':
+            'the baseline run whose output it was compared with',
+        'baseline_eval_date':
+            'the baseline run whose output it was compared with',
+        'seed':
+            'what the A/B order was drawn from (`<seed>:<test_id>:<target>:<trial>`)',
+        'a_is':
+            'which output was shown as A: `current` or `baseline`',
+        'winner_label':
+            "the judge's answer: `A`, `B` or `TIE`",
+        'winner':
+            'what it means: `current`, `baseline` or `tie` (NULL when the judge failed)',
+        'reasoning':
+            "the judge's reasoning",
+        'current_score':
+            "the rubric's `overall_score` (1-10) of each output, unblinded",
+        'baseline_score':
+            "the rubric's `overall_score` (1-10) of each output, unblinded",
+        'rubric':
+            "the comparator's rubric and output quality as the judge returned them (keyed by `A`/`B`)",
+        'output_quality':
+            "the comparator's rubric and output quality as the judge returned them (keyed by `A`/`B`)",
+        'judge_model':
+            "the judge's model",
+        'error':
+            'why the judge gave no verdict',
+    },
 }
