@@ -182,7 +182,7 @@ def skill_triggers(ctx: StageContext) -> CheckResult:
     from eval_pipelines.pipeline.triggers import check_numbers, package_settings
 
     passed, text, meta = check_numbers(ctx.rows("trigger_results"), package_settings(ctx.suite().package_root))
-    return CheckResult(bool(passed), text, meta, skipped=passed is None)
+    return CheckResult(passed is not False, text, meta, skipped=passed is None)
 
 
 CHECKS: tuple[Check, ...] = (
