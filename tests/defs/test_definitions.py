@@ -16,7 +16,7 @@ from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 
 PROJECT = Path(__file__).resolve().parents[2]
 STAGES = ["eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
-          "regression_report", "eval_report"]
+          "regression_report", "trigger_results", "blind_comparisons", "eval_report"]
 
 
 @pytest.fixture
@@ -40,6 +40,7 @@ def test_job_assets_and_checks_resolve(defs: dg.Definitions) -> None:
         dg.AssetCheckKey(dg.AssetKey("metrics"), "blocking_gates"),
         dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_significant_regression"),
         dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_hidden_breakage"),
+        dg.AssetCheckKey(dg.AssetKey("trigger_results"), "skill_triggers"),
     }
     # The stages form one chain, each partitioned by date x skill version.
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
