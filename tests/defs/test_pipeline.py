@@ -124,8 +124,8 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     # Every table is some asset's partition; the metrics asset also writes case_metrics. The
     # skill's trend asset gets this evaluation as a data point (unpartitioned, defs/trends.py).
     assert set(materialized) == {"eval_suite", "eval_datasets", "test_cases", "model_outputs", "grades",
-                                 "test_results", "metrics", "regression_report", "eval_report",
-                                 "skill_trends/calculator"}
+                                 "test_results", "metrics", "regression_report", "trigger_results",
+                                 "blind_comparisons", "eval_report", "skill_trends/calculator"}
     assert materialized.pop("skill_trends/calculator").partition is None
     for event in materialized.values():
         assert event.partition == str(key(CALC))
