@@ -33,6 +33,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # everything is validated before any model is paid for
         loaded = load_run_source(Path(args.skill), paths, Path.cwd(), args.target)
         filtered_out = filter_cases(loaded.suite, args.filter_pattern, args.filter_first_n)
+        from eval_pipelines.pipeline.blind import preflight  # triggers and blind comparison settings
+        from eval_pipelines.store.tables import StoredSuite
+
+        preflight(StoredSuite(loaded.suite, loaded.targets, loaded.package.root), args.compare_blind)
     except SpecErrors as exc:
         print(exc)
         return EXIT_INVALID

@@ -124,12 +124,30 @@ def run_blind_comparisons(ctx: Any) -> StageResult:
     return StageResult({TABLE: ctx.write(TABLE, rows_out)}, meta)
 
 
-def _judge(ctx: Any, stored: tables.StoredSuite) -> Any:
+def preflight(stored: tables.StoredSuite, compare_blind: str | None) -> None:
+    """Refuse, before any model is paid for, what the trigger and blind comparison stages would refuse
+    later: bad ``triggers:``/``compare_blind:`` settings, a trigger target that is not an agent, a blind
+    comparison without an OpenAI-compatible judge."""
+    from eval_pipelines.pipeline import triggers
+
+    settings = triggers.package_settings(stored.package_root)
+    if triggers.trigger_sets(stored.package_root, settings):
+        triggers.agent_target(stored, settings)
+    if compare_blind or package_setting(stored.package_root) is not None:
+        _judge_config(stored)
+
+
+def _judge_config(stored: tables.StoredSuite) -> OpenAITargetConfig:
     config = stored.targets.get(stored.suite.judge or "")
     if not isinstance(config, OpenAITargetConfig):
         raise SpecErrors.single(stored.package_root / SETTINGS_FILE,
                                 f"blind comparison needs the suite's judge to be an OpenAI-compatible model; the "
                                 f"judge is {stored.suite.judge or 'not set'}", (SETTINGS_KEY,))
+    return config
+
+
+def _judge(ctx: Any, stored: tables.StoredSuite) -> Any:
+    config = _judge_config(stored)
     from eval_pipelines.grading.judge import OpenAIJudge
 
     env = ctx.env([config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV])

@@ -97,3 +97,16 @@ def test_the_switch_on_the_command_line() -> None:
 
     args = build_parser().parse_args(["run", "skills/x", "--compare-blind", "previous"])
     assert args.compare_blind == "previous"
+
+
+def test_a_blind_comparison_without_a_model_judge_is_refused_before_any_model_call(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from eval_pipelines.cli.app import main
+
+    skill = make_package(tmp_path, evals=EVALS)
+    (tmp_path / "targets.yaml").write_text("targets:\n  - {name: default, type: command, command: [cat]}\n")
+    code = main(["run", str(skill), "--root", str(tmp_path), "--db", str(tmp_path / "x.duckdb"),
+                 "--compare-blind", "previous", "--no-progress"])
+    assert code != 0 and not (tmp_path / "x.duckdb").exists()  # refused at load: no model was called
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert "compare_blind: blind comparison needs the suite's judge to be an OpenAI-compatible model" in line
