@@ -131,8 +131,10 @@ def preflight(stored: tables.StoredSuite, compare_blind: str | None) -> None:
     from eval_pipelines.pipeline import triggers
 
     settings = triggers.package_settings(stored.package_root)
-    if triggers.trigger_sets(stored.package_root, settings):
-        triggers.agent_target(stored, settings)
+    files = triggers.trigger_files(stored.package_root, settings)
+    if files and triggers.agent_target(stored, settings)[0] is not None:
+        for file in files:
+            triggers.load_trigger_set(file)
     if compare_blind or package_setting(stored.package_root) is not None:
         _judge_config(stored)
 

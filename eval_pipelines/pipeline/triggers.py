@@ -48,15 +48,16 @@ def package_settings(package_root: Path) -> TriggerSettings:
     return load_trigger_settings(root)
 
 
-def trigger_sets(package_root: Path, settings: TriggerSettings) -> list[TriggerSet]:
+def trigger_files(package_root: Path, settings: TriggerSettings) -> list[Path]:
+    """The package's trigger set files (``triggers.file``, else those found where packages keep them)."""
     if settings.file:
         file = (package_root / settings.file).resolve()
         if not file.is_relative_to(package_root.resolve()) or not file.is_file():
             raise SpecErrors.single(package_root / SETTINGS_FILE, f"no trigger set {settings.file!r} in the package",
                                     ("triggers", "file"), expected="a path inside the package")
-        return [load_trigger_set(file)]
+        return [file]
     folders = [package_root] + [f for f in [skill_folder(package_root)] if f and f != package_root]
-    return [load_trigger_set(file) for folder in folders for file in find_trigger_sets(folder)]
+    return [file for folder in folders for file in find_trigger_sets(folder)]
 
 
 def offered_skills(skills_dir: Path | None, own: str, settings: TriggerSettings) -> list[Any]:
@@ -110,14 +111,16 @@ def run_trigger_evals(ctx: Any) -> StageResult:
     stored: tables.StoredSuite = ctx.suite()
     suite = stored.suite
     settings = package_settings(stored.package_root)
-    sets = trigger_sets(stored.package_root, settings)
+    files = trigger_files(stored.package_root, settings)
     frames: list[pd.DataFrame] = []
-    meta: dict[str, Any] = {"trigger_sets": len(sets)}
-    name, why_not = agent_target(stored, settings) if sets else (None, "no trigger set in the package")
+    meta: dict[str, Any] = {"trigger_sets": len(files)}
+    name, why_not = agent_target(stored, settings) if files else (None, "no trigger set in the package")
+    # Read only when they will run: a chat-target run of a package is not failed by its trigger file.
+    sets = [load_trigger_set(file) for file in files] if name is not None else []
     for trigger_set in sets:
         for warning in trigger_set.warnings:
             ctx.log.warning(warning)
-    if sets and name is None:
+    if files and name is None:
         ctx.log.warning(why_not)
     if name is not None:
         from eval_pipelines.run.engine import build_target

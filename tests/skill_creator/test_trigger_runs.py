@@ -55,7 +55,8 @@ def test_trigger_settings_are_checked_in_one_line(tmp_path: Path) -> None:
 
 def test_a_chat_target_is_not_asked_and_naming_one_is_refused(tmp_path: Path) -> None:
     skill = make_package(tmp_path)  # chat targets only
-    (skill / "evals" / "trigger-evals.json").write_text(json.dumps([{"query": "q", "should_trigger": True}]))
+    # A trigger file no agent will run is not even read: a shape we refuse does not fail a chat run.
+    (skill / "evals" / "trigger-evals.json").write_text(json.dumps({"should_trigger": ["q"]}))
     stored = _stored(tmp_path, skill)
     name, why = triggers.agent_target(stored, TriggerSettings())
     assert name is None and "default (openai)" in why and "needs an agent target" in why
