@@ -305,4 +305,5 @@ def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None
                     case.source_file or suite.source_file,
                     f"eval {case.id!r}: input file {left.path} ({left.reason}) cannot be given to target "
                     f"{name!r} (type: {kind})", path=("evals",), line=case.source_line,
-                    expected="an agent target (type: agent or claude_code), which finds the file in its workspace")
+                    expected="an agent target (type: agent) or Claude Code (type: claude_code), which finds "
+                             "the file in its workspace")

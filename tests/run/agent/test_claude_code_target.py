@@ -15,7 +15,7 @@ import pytest
 from eval_pipelines.cli import EXIT_OK, main
 from eval_pipelines.run.engine import build_target, files_refusal
 from eval_pipelines.run.targets.agent.claude_code import (
-    CLAUDE_SKILLS_DIR, QUIET_ENV, ClaudeCodeTarget, appended_system_prompt, command_line, environment,
+    CLAUDE_SKILLS_DIR, PLACEHOLDER_KEY, QUIET_ENV, ClaudeCodeTarget, appended_system_prompt, command_line, environment,
 )
 from eval_pipelines.run.targets.agent.model_bridge import ModelBridge, upstream_of
 from eval_pipelines.run.targets.agent.workspace import stage
@@ -73,7 +73,7 @@ def test_the_command_line_streams_json_and_takes_the_prompt_on_stdin() -> None:
     assert appended_system_prompt("Be brief.", "# Body") == "Be brief."
 
 
-def test_the_environment_holds_no_secret_but_the_named_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_holds_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-other-SECRET")
     config = ClaudeCodeTargetConfig(name="cc", max_retries=2)
     bridge = ModelBridge("https://gateway.example:8443/anthropic")
@@ -83,14 +83,17 @@ def test_the_environment_holds_no_secret_but_the_named_key(monkeypatch: pytest.M
         bridge.folder.rmdir()
     assert set(env) == {*QUIET_ENV, "ANTHROPIC_API_KEY", "CLAUDE_CODE_MAX_RETRIES", "ANTHROPIC_UNIX_SOCKET",
                         "ANTHROPIC_BASE_URL"}
-    assert env["ANTHROPIC_API_KEY"] == "sk-ant-operator" and env["CLAUDE_CODE_MAX_RETRIES"] == "2"
-    assert "sk-other-SECRET" not in json.dumps(env)
+    # The bridge adds the key outside the sandbox: inside there is only a placeholder.
+    assert env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY and env["CLAUDE_CODE_MAX_RETRIES"] == "2"
+    assert "sk-other-SECRET" not in json.dumps(env) and "sk-ant-operator" not in json.dumps(env)
     # The CLI speaks plain HTTP to the socket with the real host and path; the bridge adds TLS.
     assert env["ANTHROPIC_BASE_URL"] == "http://gateway.example:8443/anthropic"
     assert env["ANTHROPIC_UNIX_SOCKET"] == str(bridge.socket)
-    open_env = environment(config.model_copy(update={"network": True}), None, "http://127.0.0.1:9", None)
+    # With the host's network the CLI sends the key itself: the one secret it gets.
+    open_env = environment(config.model_copy(update={"network": True}), "sk-ant-operator", "http://127.0.0.1:9", None)
     assert open_env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and "ANTHROPIC_UNIX_SOCKET" not in open_env
-    assert open_env["ANTHROPIC_API_KEY"] == "no-key"  # the CLI will not start without one
+    assert open_env["ANTHROPIC_API_KEY"] == "sk-ant-operator"
+    assert environment(config, None, None, None)["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY  # the CLI needs one
 
 
 def test_the_bridge_goes_to_the_base_urls_host_only() -> None:
@@ -261,7 +264,9 @@ def test_claude_code_runs_a_skill_package_and_everything_is_stored(cc_run) -> No
     assert trace[0]["args"]["file_path"].endswith("/.claude/skills/demo/SKILL.md")
     assert BODY_MARK in trace[0]["result"]  # SKILL.md reached the model through the Read tool
     ran = json.loads(trace[1]["result"])
-    assert ran["count"] == 2 and ran["secrets_seen"] == []  # both input files staged; no other secret
+    # Both input files were staged; no secret reached the script's environment (the model key included:
+    # the bridge adds it outside the sandbox).
+    assert ran["count"] == 2 and ran["secrets_seen"] == []
     if choose_isolation().strong:
         assert ran["net"] == "blocked"  # the skill's script cannot reach even the model's port
     # Files the run wrote: by the Write tool and by the script the Bash tool ran.

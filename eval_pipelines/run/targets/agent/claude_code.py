@@ -7,13 +7,14 @@ Per case (docs/claude-code.md has the CLI facts this rests on):
 * ``claude -p --output-format stream-json --verbose --no-session-persistence --tools ...
   --allowedTools ... --max-turns N [--model M] [--append-system-prompt S]``, the prompt on stdin
   (a prompt starting with ``-`` is not read as an option), run by ``arun_sandboxed`` in the
-  workspace: an environment of PATH/LANG/HOME/TMPDIR, the CLI's switches that turn telemetry and
-  other traffic off, and the key (the value of the target's ``api_key_env``, as
-  ``ANTHROPIC_API_KEY``: the one secret there); HOME is the sandbox's fresh folder, so none of the
-  operator's CLI settings or logins are read; memory/CPU/time limits; everything it started is
-  killed at the case's end;
+  workspace: an environment of PATH/LANG/HOME/TMPDIR and the CLI's switches that turn telemetry and
+  other traffic off; HOME is the sandbox's fresh folder, so none of the operator's CLI settings or
+  logins are read; memory/CPU/time limits; everything it started is killed at the case's end;
 * without ``network: true`` the sandbox has no network and the CLI reaches the model's host only
-  through ``model_bridge.ModelBridge`` (a Unix socket piped to that one host and port);
+  through ``model_bridge.ModelBridge`` (a Unix socket piped to that one host and port), which also
+  adds the key (the value of the target's ``api_key_env``) to each request: the sandbox holds a
+  placeholder, so the skill's scripts cannot read the key. With ``network: true`` the CLI connects
+  itself and gets the key as ``ANTHROPIC_API_KEY``, the one secret in its environment;
 * its stream (``claude_stream``) becomes the output: final answer, transcript, tool calls as the
   trace ``tool_trajectory`` reads, tokens, cost, turns, wall time; the files it created or changed
   in the workspace are kept as the agent target keeps them.
@@ -38,6 +39,7 @@ from typing import Any
 from eval_pipelines.run.targets.agent import claude_record
 from eval_pipelines.run.targets.agent.claude_stream import parse_claude_stream
 from eval_pipelines.run.targets.agent.model_bridge import ModelBridge
+from eval_pipelines.run.targets.agent.skill_info import SkillInfo, user_prompt
 from eval_pipelines.run.targets.agent.workspace import StagingError, changed_files, deleted_files, stage
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import ClaudeCodeTargetConfig
@@ -47,9 +49,10 @@ CLAUDE_SKILLS_DIR = ".claude/skills"
 # switches): with them the CLI contacted nothing but the model (strace, docs/claude-code.md).
 QUIET_ENV = {"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
              "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-# Sent when no key may go (none set, or withheld by the key policy): the CLI refuses to start without
-# one, and a local server that needs no key still answers.
-PLACEHOLDER_KEY = "no-key"
+# The CLI's key when the real one stays outside the sandbox (the bridge adds it to each request), or
+# when no key may go (none set, or withheld by the key policy): the CLI will not start without one,
+# and a local server that needs no key still answers.
+PLACEHOLDER_KEY = "sk-ant-placeholder-not-a-key"
 MAX_STREAM_BYTES = 32 * 1024 * 1024
 NPM_TOOLS_BIN = ".npm-tools/node_modules/.bin/claude"
 INSTALL_HINT = "npm install --prefix .npm-tools @anthropic-ai/claude-code (docs/claude-code.md)"
@@ -87,8 +90,10 @@ def command_line(config: ClaudeCodeTargetConfig, cli: Path, appended_system: str
 
 def environment(config: ClaudeCodeTargetConfig, api_key: str | None, base_url: str | None,
                 bridge: ModelBridge | None) -> dict[str, str]:
-    """What the sandbox adds to its PATH/LANG/HOME/TMPDIR: never a secret but the key."""
-    env = {**QUIET_ENV, "ANTHROPIC_API_KEY": api_key or PLACEHOLDER_KEY,
+    """What the sandbox adds to its PATH/LANG/HOME/TMPDIR. With the bridge, no secret at all (the
+    bridge adds the key on the host side); with ``network: true``, the key (the CLI sends it itself)."""
+    sent_key = api_key if bridge is None and api_key else PLACEHOLDER_KEY
+    env = {**QUIET_ENV, "ANTHROPIC_API_KEY": sent_key,
            "CLAUDE_CODE_MAX_RETRIES": str(config.max_retries)}
     if bridge is not None:
         env["ANTHROPIC_UNIX_SOCKET"] = str(bridge.socket)
@@ -108,9 +113,10 @@ def appended_system_prompt(system_prompt: str | None, skill_body: str | None) ->
 
 
 class ClaudeCodeTarget:
+    takes_input_files = True  # staged in the workspace (engine.files_refusal)
+
     def __init__(self, config: ClaudeCodeTargetConfig, base_dir: Path, *, api_key: str | None,
                  base_url: str | None, withheld_key: str | None = None) -> None:
-        from eval_pipelines.run.targets.agent.loop import SkillInfo
         from eval_pipelines.suite.package import skill_folder
 
         self.config = config
@@ -147,12 +153,11 @@ class ClaudeCodeTarget:
 
     async def _run(self, request: TargetRequest, space: Any, started: float) -> ModelOutput:
         from eval_pipelines.run.sandbox.runner import arun_sandboxed
-        from eval_pipelines.run.targets.agent.loop import user_prompt
 
         prompt = user_prompt(request)
         appended = appended_system_prompt(request.system_prompt, self.skill.body if self.skill else None)
         try:
-            bridge = None if self.config.network else ModelBridge(self._base_url)
+            bridge = None if self.config.network else ModelBridge(self._base_url, self._api_key)
         except ValueError as exc:
             return self._error(request, f"claude_code target {self.name!r}: {exc}")
         async with bridge if bridge is not None else contextlib.nullcontext():

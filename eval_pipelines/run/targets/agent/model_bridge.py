@@ -5,8 +5,14 @@ the commands it runs (a skill's scripts) can reach anything. The CLI still needs
 pointed at ``ANTHROPIC_UNIX_SOCKET`` (a socket in a folder the sandbox may use) with
 ``ANTHROPIC_BASE_URL=http://<model host>[:port][/path]``, so the requests it writes carry the real
 ``Host`` and path (docs/claude-code.md: the CLI then connects to the socket, never resolving the
-name). Each connection to the socket is piped, byte for byte, to that one host and port, over TLS
-when the target's base URL is ``https``. Nothing else is reachable through it.
+name). Each connection to the socket is piped to that one host and port, over TLS when the target's
+base URL is ``https``. Nothing else is reachable through it.
+
+The key stays outside: the CLI is given a placeholder, and the bridge writes the real key into each
+request's ``x-api-key`` header on its way out (reading only the request heads, and the bodies' lengths
+to find the next head). So the commands the CLI runs, a skill's scripts among them, cannot read the
+operator's key from their environment (nor write it into a file that would be stored); what they can
+do is send requests to the model's host through the socket, as the CLI does.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 SOCKET_NAME = "model.sock"
+MAX_HEAD_BYTES = 1024 * 1024  # a request head larger than this ends the connection
 DEFAULT_BASE_URL = "https://api.anthropic.com"  # the CLI's own default
 
 
@@ -54,8 +61,10 @@ class ModelBridge:
     """``async with ModelBridge(base_url) as bridge``: ``bridge.folder`` (give it to the sandbox as
     writable) holds ``bridge.socket``; ``connections`` and ``failures`` count what went through."""
 
-    def __init__(self, base_url: str | None) -> None:
+    def __init__(self, base_url: str | None, api_key: str | None = None) -> None:
         self.upstream = upstream_of(base_url)
+        # Written into every request (None: the requests go as the CLI wrote them, placeholder key and all).
+        self._api_key = api_key.encode("latin-1") if api_key else None
         self.folder = Path(tempfile.mkdtemp(prefix="eval-cc-bridge-")).resolve()
         self.socket = self.folder / SOCKET_NAME
         self.connections = 0
@@ -64,7 +73,7 @@ class ModelBridge:
         self._tasks: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> "ModelBridge":
-        self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket))
+        self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket), limit=MAX_HEAD_BYTES)
         # The sandbox may run as a uid of its own: connecting needs write permission on the socket
         # (the folder is made group-accessible to that uid by the sandbox, as a writable folder).
         os.chmod(self.socket, 0o770)
@@ -90,7 +99,8 @@ class ModelBridge:
                                  if isinstance(exc, OSError) else f"TLS with {up.host} failed: {exc}")
             writer.close()
             return
-        pipes = [asyncio.create_task(_pipe(reader, up_writer)), asyncio.create_task(_pipe(up_reader, writer))]
+        outgoing = _pipe(reader, up_writer) if self._api_key is None else self._requests(reader, up_writer)
+        pipes = [asyncio.create_task(outgoing), asyncio.create_task(_pipe(up_reader, writer))]
         self._tasks.update(pipes)
         try:
             # Either side closing ends the exchange: what the other had sent is already written.
@@ -101,6 +111,47 @@ class ModelBridge:
             self._tasks.difference_update(pipes)
             for w in (writer, up_writer):
                 w.close()
+
+    async def _requests(self, reader: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        """HTTP/1.1 requests, one after another on the connection, each with the real key."""
+        assert self._api_key is not None
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head[:-4].split(b"\r\n")
+                kept, length, chunked = [lines[0]], 0, False
+                for line in lines[1:]:
+                    name, _, value = line.partition(b":")
+                    field = name.strip().lower()
+                    if field == b"x-api-key":
+                        continue
+                    if field == b"content-length":
+                        length = int(value.strip())
+                    elif field == b"transfer-encoding" and b"chunked" in value.lower():
+                        chunked = True
+                    kept.append(line)
+                kept.append(b"x-api-key: " + self._api_key)
+                sink.write(b"\r\n".join(kept) + b"\r\n\r\n")
+                if chunked:
+                    await _copy_chunked(reader, sink)
+                elif length:
+                    sink.write(await reader.readexactly(length))
+                await sink.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError, ConnectionError):
+            return  # the CLI closed the connection, or sent what is not HTTP: the exchange ends
+
+
+async def _copy_chunked(reader: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    while True:
+        size_line = await reader.readuntil(b"\r\n")
+        sink.write(size_line)
+        size = int(size_line.split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            while (trailer := await reader.readuntil(b"\r\n")) != b"\r\n":
+                sink.write(trailer)
+            sink.write(b"\r\n")
+            return
+        sink.write(await reader.readexactly(size + 2))
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
