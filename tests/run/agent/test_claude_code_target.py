@@ -291,6 +291,8 @@ def test_claude_code_runs_a_skill_package_and_everything_is_stored(cc_run) -> No
     # What the model server saw: the model asked for, the operator's key, the skill not in the system prompt.
     sent = server.scripted_requests
     assert len(sent) == 4 and {b["model"] for b in sent} == {"claude-test-model"}
+    offered = {t["name"] for t in sent[0]["tools"]}
+    assert {"Skill", "Read", "Glob", "Grep", "Bash", "Write", "Edit"} <= offered and "WebFetch" not in offered
     assert {r.headers.get("x-api-key") for r in server.records} == {"sk-ant-operator-SECRET-31"}
     assert BODY_MARK not in json.dumps(sent[0]["system"]) and BODY_MARK not in json.dumps(sent[0]["messages"])
     assert f"- demo: {DESCRIPTION}" in json.dumps(sent[0]["messages"])

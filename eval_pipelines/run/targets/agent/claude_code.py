@@ -50,8 +50,9 @@ CLAUDE_SKILLS_DIR = ".claude/skills"
 QUIET_ENV = {"DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
              "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 # The CLI's key when the real one stays outside the sandbox (the bridge adds it to each request), or
-# when no key may go (none set, or withheld by the key policy): the CLI will not start without one,
-# and a local server that needs no key still answers.
+# when no key may go (none set, or withheld by the key policy): the CLI is always given a key
+# (without one it ends at once, "Not logged in · Please run /login"), and a local server that needs
+# no key still answers.
 PLACEHOLDER_KEY = "sk-ant-placeholder-not-a-key"
 MAX_STREAM_BYTES = 32 * 1024 * 1024
 NPM_TOOLS_BIN = ".npm-tools/node_modules/.bin/claude"
