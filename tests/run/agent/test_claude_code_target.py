@@ -298,3 +298,29 @@ def test_claude_code_runs_a_skill_package_and_everything_is_stored(cc_run) -> No
     assert f"- demo: {DESCRIPTION}" in json.dumps(sent[0]["messages"])
     # No secret in the database file.
     assert b"SECRET-31" not in db.read_bytes()
+
+
+def test_the_bridge_adds_the_key_on_the_way_out() -> None:
+    """Two requests on one connection to the socket (one with a chunked body) reach the model server
+    with the operator's key in place of the placeholder the sandbox holds."""
+    async def exchange(bridge: ModelBridge) -> bytes:
+        reader, writer = await asyncio.open_unix_connection(str(bridge.socket))
+        body = b'{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}'
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: h\r\nx-api-key: " + PLACEHOLDER_KEY.encode()
+                     + b"\r\ncontent-type: application/json\r\ncontent-length: " + str(len(body)).encode()
+                     + b"\r\n\r\n" + body)
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nHost: h\r\nX-Api-Key: other\r\ntransfer-encoding: chunked\r\n"
+                     b"connection: close\r\n\r\n" + f"{len(body):x}".encode() + b"\r\n" + body + b"\r\n0\r\n\r\n")
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+        return answer
+
+    async def run() -> bytes:
+        async with ModelBridge(server.root_url, "sk-ant-operator-31") as bridge:
+            return await exchange(bridge)
+
+    with FakeAnthropicServer(script=[text_turn("one"), text_turn("two")], scripted=lambda body: True) as server:
+        answer = asyncio.run(run())
+    assert answer.count(b"HTTP/1.1 200") == 2 and b'"one"' in answer and b'"two"' in answer
+    assert [r.headers.get("x-api-key") for r in server.records] == ["sk-ant-operator-31"] * 2
