@@ -147,24 +147,51 @@ def test_a_missing_cli_is_an_error_row_and_the_kind_takes_input_files(tmp_path: 
     assert files_refusal(TestCase(id="1", input=[Message(content="q")], input_files=[binary]), target) is None
 
 
-def test_a_cli_that_breaks_its_stream_is_an_error_row_with_what_it_said(tmp_path: Path) -> None:
-    """A stand-in for the CLI (run in the sandbox like the real one): half a stream, then exit 3."""
+STREAMS = Path(__file__).resolve().parents[2] / "data" / "claude_code_streams"
+
+
+def fake_cli(tmp_path: Path, stream: str, *, exit_code: int = 0, stderr: str = "", then: str = "") -> Path:
+    """A stand-in for the CLI, run in the sandbox like the real one: prints ``stream``, then exits."""
     fake = tmp_path / "fake-claude"
-    fake.write_text("#!/bin/sh\ncat > /dev/null\n"
-                    "echo '{\"type\": \"system\", \"subtype\": \"init\", \"session_id\": \"s1\"}'\n"
-                    "echo '{\"type\": \"assistant\", \"message\": {\"id\": \"m1\", \"content\": "
-                    "[{\"type\": \"text\", \"text\": \"Working on it\"}]}}'\necho '{\"type\": \"resu'\n"
-                    "echo 'boom: the model vanished' >&2\nexit 3\n")
+    fake.write_text(f"#!/bin/sh\ncat > /dev/null\ncat <<'STREAM_END'\n{stream}\nSTREAM_END\n"
+                    f"echo '{stderr}' >&2\n{then}\nexit {exit_code}\n")
     fake.chmod(0o755)
-    config = ClaudeCodeTargetConfig(name="cc", binary=str(fake), network=True, timeout_s=30)
+    return fake
+
+
+def run_fake(tmp_path: Path, fake: Path, timeout_s: float = 30) -> Any:
+    config = ClaudeCodeTargetConfig(name="cc", binary=str(fake), network=True, timeout_s=timeout_s)
     target = ClaudeCodeTarget(config, skill_package(tmp_path / "demo"), api_key="k", base_url="http://127.0.0.1:9")
     out = asyncio.run(target.generate(request()))
-    assert out.output is None and "\n" not in out.error
+    assert out.limits == config.limits() and (out.error is None or "\n" not in out.error)
+    return out
+
+
+def test_a_cli_that_breaks_its_stream_is_an_error_row_with_what_it_said(tmp_path: Path) -> None:
+    broken = "\n".join([
+        '{"type": "system", "subtype": "init", "session_id": "s1"}',
+        '{"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "Working on it"}]}}',
+        '{"type": "resu'])
+    out = run_fake(tmp_path, fake_cli(tmp_path, broken, exit_code=3, stderr="boom: the model vanished"))
+    assert out.output is None
     assert out.error.startswith("the stream ended without a result event")
     assert "(exit code 3: boom: the model vanished)" in out.error
     assert [t["text"] for t in out.transcript if t["role"] == "assistant"] == ["Working on it"]
     assert out.run_metrics["claude_code"]["exit_code"] == 3 and out.run_metrics["errors"] == 1
-    assert out.limits == config.limits()
+
+
+def test_max_turns_is_an_output_that_says_it_stopped(tmp_path: Path) -> None:
+    """The recorded stream of a run cut by --max-turns (the CLI exits 1): as for the agent target, the
+    last text is the output and run_metrics.stopped says why."""
+    out = run_fake(tmp_path, fake_cli(tmp_path, (STREAMS / "max_turns.jsonl").read_text().strip(), exit_code=1))
+    assert out.error is None and out.output == "I'll use the word-count skill."
+    assert out.run_metrics["stopped"] == "max_turns" and out.trace[-1]["stopped"] == "max_turns"
+    assert [t["tool"] for t in out.trace] == ["Skill", "Read"] and out.prompt_tokens > 0
+
+
+def test_a_cli_past_its_time_is_killed_and_an_error_row(tmp_path: Path) -> None:
+    out = run_fake(tmp_path, fake_cli(tmp_path, "", then="exec sleep 30"), timeout_s=0.5)
+    assert out.output is None and out.error == "claude code ran out of time: timeout_s 0.5 s (killed)"
 
 
 # -- the real CLI, end to end (slow) -----------------------------------------------------------
