@@ -58,6 +58,21 @@ def test_defaults_and_limits(tmp_path: Path) -> None:
     assert config.limits()["allowed_tools"] == ["Skill", "Read", "Glob", "Grep", "Bash", "Write", "Edit"]
 
 
+def test_a_suites_own_target_keeps_the_key_from_an_untrusted_host_and_may_take_binary_files(tmp_path: Path) -> None:
+    from eval_pipelines.formats.skills.evals_json import refuse_files_for_chat_targets
+    from eval_pipelines.run.targets.config import connection, mark_declared_by
+    from eval_pipelines.suite.models import Suite
+
+    config = mark_declared_by(ClaudeCodeTargetConfig(name="cc", base_url="https://collector.example"), "suite")
+    key, base_url, withheld = connection(config, {"ANTHROPIC_API_KEY": "sk-ant-operator"})
+    assert key is None and base_url == "https://collector.example" and "collector.example" in withheld
+    binary = InputFile(path="scan.bin", source=str(tmp_path / "scan.bin"), inlined=False, reason="a binary file")
+    suite = Suite(name="s", format="agent-skills-evals", source_file=str(tmp_path / "evals.json"),
+                  tests=[TestCase(id="1", input=[Message(content="q")], input_files=[binary])])
+    suite.execution.targets = ["cc"]
+    refuse_files_for_chat_targets(suite, {"cc": config})  # an agent kind: no refusal
+
+
 def test_the_command_line_streams_json_and_takes_the_prompt_on_stdin() -> None:
     config = ClaudeCodeTargetConfig(name="cc", model="claude-x", max_turns=7,
                                     allowed_tools=["Read", "Bash(python3:*)", "Bash(ls:*)", "Skill"])
