@@ -197,6 +197,10 @@ class ClaudeCodeTarget:
 
     def _failure(self, result: Any, run: Any, bridge: ModelBridge | None) -> str | None:
         """One line when the run failed, else None."""
+        why = self._why(result, run, bridge)
+        return None if why is None else " ".join(why.split())
+
+    def _why(self, result: Any, run: Any, bridge: ModelBridge | None) -> str | None:
         if result.error:
             return f"claude code could not run: {result.error} [sandbox: {result.isolation}]"
         if result.timed_out:

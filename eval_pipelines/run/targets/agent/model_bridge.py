@@ -73,7 +73,11 @@ class ModelBridge:
         self._tasks: set[asyncio.Task] = set()
 
     async def __aenter__(self) -> "ModelBridge":
-        self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket), limit=MAX_HEAD_BYTES)
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket), limit=MAX_HEAD_BYTES)
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         # The sandbox may run as a uid of its own: connecting needs write permission on the socket
         # (the folder is made group-accessible to that uid by the sandbox, as a writable folder).
         os.chmod(self.socket, 0o770)
