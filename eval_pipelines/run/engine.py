@@ -17,6 +17,7 @@ from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import (
     AgentTargetConfig,
+    ClaudeCodeTargetConfig,
     CommandTargetConfig,
     OpenAITargetConfig,
     ReplayTargetConfig,
@@ -49,6 +50,10 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
         from eval_pipelines.run.targets.agent.loop import AgentTarget
 
         return AgentTarget(config, base_dir, **connection(config, env)._asdict())
+    if isinstance(config, ClaudeCodeTargetConfig):
+        from eval_pipelines.run.targets.agent.claude_code import ClaudeCodeTarget
+
+        return ClaudeCodeTarget(config, base_dir, **connection(config, env)._asdict())
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
@@ -99,15 +104,14 @@ def files_refusal(case: TestCase, target: Target) -> str | None:
     left = next((f for f in case.input_files if not f.inlined), None)
     if left is None:
         return None
-    from eval_pipelines.run.targets.agent.loop import AgentTarget
-
-    if isinstance(_uncached(target), AgentTarget):
-        return None
     plain = _uncached(target)
+    if getattr(plain, "takes_input_files", False):  # the agent kinds: a workspace holds the files
+        return None
     kind = {"OpenAITarget": "openai", "CommandTarget": "command", "ReplayTarget": "replay"}.get(
         type(plain).__name__, type(plain).__name__)
     return (f"input file {left.path} ({left.reason or 'not text'}) cannot be given to target "
-            f"{target.name!r} (type: {kind}): only an agent target (type: agent) takes such files")
+            f"{target.name!r} (type: {kind}): only an agent target (type: agent) or Claude Code "
+            f"(type: claude_code) takes such files")
 
 
 # Grades one output as the pipeline will (True: the case passed). Given by the stage

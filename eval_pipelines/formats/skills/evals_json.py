@@ -66,6 +66,7 @@ from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document, load_document
 from eval_pipelines.formats import compat
+from eval_pipelines.run.targets.config import AGENT_TARGET_TYPES
 
 TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
@@ -299,9 +300,10 @@ def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None
             continue
         for name in suite.targets_for(case):
             kind = getattr(targets.get(name), "type", None)
-            if kind is not None and kind != "agent":
+            if kind is not None and kind not in AGENT_TARGET_TYPES:
                 raise SpecErrors.single(
                     case.source_file or suite.source_file,
                     f"eval {case.id!r}: input file {left.path} ({left.reason}) cannot be given to target "
                     f"{name!r} (type: {kind})", path=("evals",), line=case.source_line,
-                    expected="an agent target (type: agent), which finds the file in its workspace")
+                    expected="an agent target (type: agent) or Claude Code (type: claude_code), which finds "
+                             "the file in its workspace")
