@@ -22,8 +22,9 @@ def test_input_is_the_task_and_the_criteria_keys_are_the_expectations(tmp_path: 
         {"id": "1", "prompt": "p", "checks": ["No hardcoded User-Agent", "LF line ends"]},
         {"id": "2", "prompt": "p", "expected_behavior": ["Splits the task"],
          "evaluation_criteria": {"backend": "Docker chosen"}},
-        {"id": "3", "prompt": "p", "input": "kept", "expectations": ["E"], "checks": ["kept too"]}])
-    moji, rss, multi, plain = suite.tests
+        {"id": "3", "prompt": "p", "input": "kept", "expectations": ["E"], "checks": ["kept too"]},
+        {"id": "4", "prompt": "p", "expect": ["kali_status first"], "fail": ["nmap before bootstrap"]}])
+    moji, rss, multi, plain, ad = suite.tests
     assert moji.input[0].content == "北京今天穿什么"
     assert moji.assertions[0].config["items"] == ["调用 index 接口"]
     assert moji.metadata == {"expected_commands": ["x index"]}  # not a criteria key: kept, with a warning
@@ -31,6 +32,7 @@ def test_input_is_the_task_and_the_criteria_keys_are_the_expectations(tmp_path: 
     assert multi.assertions[0].config["items"] == ["Splits the task", "backend: Docker chosen"]
     # with `prompt` and `expectations` given, the other keys are only kept (skill-creator's own keys win)
     assert plain.assertions[0].config["items"] == ["E"] and plain.metadata == {"input": "kept", "checks": ["kept too"]}
+    assert ad.assertions[0].config["items"] == ["kali_status first"] and ad.metadata == {"fail": ["nmap before bootstrap"]}
     assert any("evals[0].input: not a skill-creator key; read as the prompt" in w for w in warnings)
     assert any("evals[1].checks: not a skill-creator key; read as expectations" in w for w in warnings)
     assert any("evals[0].expected_commands: skill-creator ignores this field too" in w for w in warnings)

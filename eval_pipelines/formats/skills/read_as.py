@@ -8,12 +8,18 @@ would run the eval without its task or grade it without the criteria its author 
 
 * the task: ``input`` (a non-empty string) when there is no ``prompt``;
 * the grading criteria, when there are neither ``expectations`` nor ``assertions``: the
-  statements under ``checks``, ``expected_behavior`` and ``evaluation_criteria`` (all of those
-  present, in that order): a list of statements, one statement, or a mapping whose values are the
+  statements under ``checks``, ``expect``, ``expected_behavior`` and ``evaluation_criteria`` (all
+  of those present, in that order): a list of statements, one statement, or a mapping whose values are the
   statements (``{"backend_selection": "Docker chosen for local parallelization"}``);
 * ``expected_output`` written as an object or a list (``{"sections": [...], "title_max_chars":
   25}``): skill-creator's "description of success" is read by a model, so its JSON text is the
   description the judge gets.
+
+Not read as criteria: statements of what must NOT happen (``fail``: "evil-winrm attempted when
+5985 is closed"): skill-creator's expectations are statements that must hold, and turning a failure
+condition into one would put words in the author's mouth; such keys stay in the metadata, with the
+warning, for the reader of the results. Keys a repository's own runner reads (``scorers`` with
+``regex``/``llm_judge`` items) are not skill-creator's either and stay in the metadata too.
 
 Any other key keeps the ignored-key rule (formats/compat.py): kept in the case's metadata with a
 warning, or refused as a likely misspelling.
@@ -29,7 +35,7 @@ from eval_pipelines.suite.errors import format_path
 from eval_pipelines.suite.source import Document
 
 TASK_KEYS = ("input",)
-CRITERIA_KEYS = ("checks", "expected_behavior", "evaluation_criteria")
+CRITERIA_KEYS = ("checks", "expect", "expected_behavior", "evaluation_criteria")
 KEYS = set(TASK_KEYS) | set(CRITERIA_KEYS)
 
 
