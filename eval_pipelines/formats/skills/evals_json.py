@@ -46,7 +46,11 @@ which wins. Each trial is its own cache entry (run/cache.py keys on the trial nu
 
 Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
 the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
-is refused with its "did you mean".
+is refused with its "did you mean". Keys an agent following skill-creator would read as its own
+(``input`` for the task, ``checks``/``expect``/``expected_behavior``/``evaluation_criteria`` for the
+expectations, an ``expected_output`` object) are read as them, with a warning (read_as.py). An input
+path written from the repository root (``skill/evals/x`` for the skill at ``skill/``) names the
+package's file, with a warning.
 
 """
 
