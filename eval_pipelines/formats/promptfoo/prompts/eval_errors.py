@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import Message
@@ -51,7 +52,8 @@ def syntax_failed(ctx: LoadContext, doc: Document, path: tuple[Any, ...], exc: j
 
 def render_failed(ctx: LoadContext, doc: Document, path: tuple[Any, ...], label: str, exc: Exception) -> None:
     """A prompt that does not render for one test's variables."""
-    if ctx.tool == "promptfoo":
+    # A template reaching for Python objects stays a load error: the config is refused, not run.
+    if ctx.tool == "promptfoo" and not isinstance(exc, jinja2.sandbox.SecurityError):
         raise EvalFails(f"prompt {label!r} does not render: {_why(exc)} (promptfoo fails this eval too)")
     ctx.error(doc, path, f"prompt {label!r} does not render: {exc}", "variables the template uses")
     return None
