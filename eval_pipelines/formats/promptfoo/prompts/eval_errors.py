@@ -17,6 +17,7 @@ import jinja2
 import jinja2.sandbox
 
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
+from eval_pipelines.formats.promptfoo.template_env import SecretInTemplate
 from eval_pipelines.suite.models import Message
 from eval_pipelines.suite.source import Document
 
@@ -52,8 +53,8 @@ def syntax_failed(ctx: LoadContext, doc: Document, path: tuple[Any, ...], exc: j
 
 def render_failed(ctx: LoadContext, doc: Document, path: tuple[Any, ...], label: str, exc: Exception) -> None:
     """A prompt that does not render for one test's variables."""
-    # A template reaching for Python objects stays a load error: the config is refused, not run.
-    if ctx.tool == "promptfoo" and not isinstance(exc, jinja2.sandbox.SecurityError):
+    # A template reaching for Python objects, or a secret it would send, stays a load error: refused, not run.
+    if ctx.tool == "promptfoo" and not isinstance(exc, (jinja2.sandbox.SecurityError, SecretInTemplate)):
         raise EvalFails(f"prompt {label!r} does not render: {_why(exc)} (promptfoo fails this eval too)")
     ctx.error(doc, path, f"prompt {label!r} does not render: {exc}", "variables the template uses")
     return None
