@@ -193,7 +193,10 @@ async def collect_outputs(
         answers: dict[str, str | None] = {}
         for earlier in case.after:
             pending = awaited.get((earlier, target_name, trial))
-            answers[earlier] = await pending if pending is not None else None
+            # one worker (storeOutputAs): an earlier turn placed later by promptfoo's order (runSerially)
+            # has not answered, and waiting for it would stop the run
+            answers[earlier] = await pending if pending is not None and not (sequential and not pending.done()) \
+                else None
         case = with_answers(case, answers)
         target = targets[target_name]
         pause = (delays or {}).get(target_name, 0.0)
