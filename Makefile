@@ -33,7 +33,7 @@ demo-model: $(MODEL_SERVER_STAMP)
 	$(BIN)/eval-pipelines demo-model
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"

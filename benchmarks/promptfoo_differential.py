@@ -151,7 +151,7 @@ def run_promptfoo(binary: Path, work: Path, server: FakeOpenAIServer) -> tuple[d
     out = work / "pf-out.json"
     if not out.exists():
         lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-        errors = [line for line in lines if re.match(r"^(\w*Error\b|\[?error)", line, re.I)
+        errors = [line for line in lines if re.match(r"^(\w*(Error|Exception)\b|\[?error)", line, re.I)
                   or re.search(r"\bError: ", line) and not line.startswith(("at ", "throw "))]
         return None, (errors or lines or ["no output"])[0][:300]
     return json.loads(out.read_text()), ""

@@ -44,3 +44,18 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[ENV_ALLOW] = "1"
         print(f"note: no strong sandbox level here ({isolation.label}); tests run untrusted code with "
               f"{ENV_ALLOW}=1", file=sys.stderr)
+
+
+def _uses_the_demo(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    names = function.__code__.co_names if function is not None else ()
+    return "demo_db" in getattr(item, "fixturenames", ()) or any(n.startswith("build_demo") for n in names)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``-n``/``--dist loadgroup`` (``make test``), every test that reads the bundled demo's
+    run goes to one worker: the demo is built once per worker (tests/support/demo.py), and two
+    builds would cost more than the parallel run saves."""
+    for item in items:
+        if _uses_the_demo(item):
+            item.add_marker(pytest.mark.xdist_group("demo"))

@@ -112,13 +112,13 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
         'trace_error':
             "why a traced output's spans could not be collected (a script's receiver got a body it could not decode); NULL otherwise",
         'files':
-            "agent targets (docs/agent-targets.md): every file the agent created or changed in its workspace, `[{path, size, sha256, status (created/changed), binary, text, truncated}]`; `text` is the UTF-8 content up to 100,000 characters (1,000,000 for all of a run's files), NULL for binary files; NULL for other targets",
+            "agent targets (`agent`, `claude_code`: docs/agent-targets.md, docs/claude-code.md): every file the agent created or changed in its workspace, `[{path, size, sha256, status (created/changed), binary, text, truncated}]`; `text` is the UTF-8 content up to 100,000 characters (1,000,000 for all of a run's files), NULL for binary files; NULL for other targets",
         'transcript':
-            "agent targets: the run's messages in order, `[{role, kind (instructions/text/tool_call/tool_result/retry), step, text or tool+args, call_id, truncated}]`, each text, argument list and tool result cut at 4,000 characters; NULL for other targets",
+            "agent targets: the run's messages in order, `[{role, kind (instructions/text/thinking/tool_call/tool_result/retry), step, text or tool+args, call_id, truncated}]`, each text, argument list and tool result cut at 4,000 characters; NULL for other targets",
         'run_metrics':
-            'agent targets: `{turns, tool_calls, tool_calls_by_tool, input_tokens, output_tokens, cost_usd, wall_time_ms, errors, commands, stopped, files_created, files_deleted, output_chars, transcript_chars, input_files}`; NULL for other targets',
+            'agent targets: `{turns, tool_calls, tool_calls_by_tool, input_tokens, output_tokens, cost_usd, wall_time_ms, errors, commands, stopped, files_created, files_deleted, output_chars, transcript_chars, input_files}` (`claude_code`: no `commands`; also `cache_read_input_tokens`, `cache_creation_input_tokens`, `tool_errors` and `claude_code`, what the CLI reported); NULL for other targets',
         'limits':
-            'agent targets: the limits the case ran under, `{max_turns, max_tool_calls, timeout_s, command_timeout_s, command_cpu_s, memory_mb, network}`; NULL for other targets',
+            'agent targets: the limits the case ran under, `{max_turns, max_tool_calls, timeout_s, command_timeout_s, command_cpu_s, memory_mb, network}` (`claude_code`: `{max_turns, timeout_s, memory_mb, cpu_s, network, allowed_tools}`); NULL for other targets',
     },
     'grades': {
         'test_id':

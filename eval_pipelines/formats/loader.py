@@ -26,7 +26,8 @@ from eval_pipelines.formats.skills.evals_json import (is_skill_evals, load_skill
 from eval_pipelines.formats.skill_tests.loader import load_skill_tests
 from eval_pipelines.suite.source import Document, load_document, read_text
 from eval_pipelines.run.targets.key_policy import withheld_key_reason
-from eval_pipelines.run.targets.config import (AgentTargetConfig, OpenAITargetConfig, ScriptedJudgeConfig,
+from eval_pipelines.run.targets.config import (AgentTargetConfig, ClaudeCodeTargetConfig, OpenAITargetConfig,
+                                               ScriptedJudgeConfig,
                                                TargetConfig, TargetsFile,
                                                load_targets_file, mark_declared_by, refuse_declared_by)
 
@@ -234,7 +235,8 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
 def withheld_key_warnings(suite: Suite, targets: dict[str, TargetConfig]) -> list[str]:
     """A stored warning for each target or judge whose key will not be sent (key_policy.py)."""
     used = sorted({n for case in suite.tests for n in suite.targets_for(case)} | ({suite.judge} - {None}))
-    configs = [(n, targets[n]) for n in used if isinstance(targets.get(n), (OpenAITargetConfig, AgentTargetConfig))]
+    configs = [(n, targets[n]) for n in used
+               if isinstance(targets.get(n), (OpenAITargetConfig, AgentTargetConfig, ClaudeCodeTargetConfig))]
     return [f"target {name}: {reason}" for name, config in configs
             if (reason := withheld_key_reason(config, os.environ)) is not None]
 

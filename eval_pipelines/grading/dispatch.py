@@ -30,6 +30,8 @@ from eval_pipelines.grading.registry import canonical_type, get_grader
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.suite.assertions import COMMON_FIELDS
 from eval_pipelines.suite.models import Assertion, Suite, TestCase, with_answers
+from eval_pipelines.suite.registers import with_registers
+from eval_pipelines.run.registers import reads_registers, replay, uses_registers
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
@@ -114,7 +116,7 @@ def grade_input(output: ModelOutput, case: TestCase, suite_dir: Path | None, jud
     key = (output.test_id, output.target, output.trial)
     text = output.output or ""
     return GradeInput(
-        case=with_answers(case, output.answers), output=text,
+        case=with_registers(with_answers(case, output.answers), output.registers), output=text,
         measurements=Measurements(latency_ms=output.latency_ms, prompt_tokens=output.prompt_tokens,
                                   completion_tokens=output.completion_tokens, cost_usd=output.cost_usd,
                                   llm_calls=output.llm_calls, tool_calls=output.tool_calls,
@@ -205,7 +207,7 @@ def batch_plan(suite: Suite) -> pd.DataFrame:
     validated parameters and the case as Python objects."""
     rows: list[dict[str, Any]] = []
     for case in suite.tests:
-        if case.after:  # a conversation turn is graded filled with its earlier answers, one by one
+        if case.after or reads_registers(case):  # graded filled with earlier answers, one by one
             continue
         for index, assertion in enumerate(case.assertions):
             grader = get_grader(assertion.type)
@@ -272,7 +274,7 @@ GradedAlready = dict[tuple[str, str, int], tuple[ModelOutput, list[Grade]]]
 def _same_output(a: ModelOutput, b: ModelOutput) -> bool:
     """The same answer as far as any grader can tell (attempt counters and the cache flag aside)."""
     def plain(o: ModelOutput) -> ModelOutput:
-        return replace(o, cached=False, attempts=0, answers={},
+        return replace(o, cached=False, attempts=0, answers={}, registers={},
                        trace=json.loads(json.dumps(o.trace, default=str)))
     return plain(a) == plain(b)
 
@@ -314,6 +316,10 @@ def grade_frame(suite: Suite, outputs: pd.DataFrame, to_outputs: Callable[[pd.Da
     if scalar_cases and not outputs.empty:
         one_by_one = to_outputs(outputs[outputs["test_id"].isin(scalar_cases)])
         _fill_answers(suite, one_by_one, outputs)
+        if uses_registers(suite):  # the registers each output was sent with, replayed from the stored outputs
+            sent = asyncio.run(replay(suite, to_outputs(outputs), suite_dir))
+            for o in one_by_one:
+                o.registers = o.registers or sent.get((o.test_id, o.target, o.trial), {})
         kept: list[tuple[ModelOutput, list[Grade]]] = []
         to_grade: list[ModelOutput] = []
         for o in one_by_one:

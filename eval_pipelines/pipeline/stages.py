@@ -38,7 +38,8 @@ from eval_pipelines.reports.summary import metrics_markdown, regression_markdown
 from eval_pipelines.run.cache import ResponseCache
 from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
-from eval_pipelines.run.targets.config import AgentTargetConfig, OpenAITargetConfig, ScriptedJudgeConfig, connection
+from eval_pipelines.run.targets.config import (AgentTargetConfig, ClaudeCodeTargetConfig, OpenAITargetConfig,
+                                               ScriptedJudgeConfig, connection)
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
 from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 from eval_pipelines.suite.errors import SpecErrors
@@ -181,7 +182,8 @@ def record_test_cases(ctx: StageContext) -> StageResult:
 
 def call_targets(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
-    names = sorted({n for t in stored.targets.values() if isinstance(t, (OpenAITargetConfig, AgentTargetConfig))
+    names = sorted({n for t in stored.targets.values()
+                    if isinstance(t, (OpenAITargetConfig, AgentTargetConfig, ClaudeCodeTargetConfig))
                     for n in (t.api_key_env, t.base_url_env)} | {TRUSTED_HOSTS_ENV})
     passes = _early_verdict(ctx, stored)
     ctx.release()  # no DuckDB connection is held while models answer

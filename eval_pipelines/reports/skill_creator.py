@@ -88,7 +88,7 @@ def load_benchmark(con: duckdb.DuckDBPyConnection, skill_version: str) -> dict[s
 
 
 def configuration(target: str, targets: dict[str, dict[str, Any]]) -> str:
-    return "with_skill" if (targets.get(target) or {}).get("type") == "agent" else target
+    return "with_skill" if (targets.get(target) or {}).get("type") in ("agent", "claude_code") else target
 
 
 def _eval_id(test_id: str) -> int | str:

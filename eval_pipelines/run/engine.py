@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
 from eval_pipelines.suite.models import Suite, TestCase, with_answers
+from eval_pipelines.suite.registers import with_registers
+from eval_pipelines.run.registers import in_run_order, reads_registers, stored_value, uses_registers
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
 from eval_pipelines.run.targets.command import CommandTarget
 from eval_pipelines.run.targets.config import (
     AgentTargetConfig,
+    ClaudeCodeTargetConfig,
     CommandTargetConfig,
     OpenAITargetConfig,
     ReplayTargetConfig,
@@ -49,6 +52,10 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
         from eval_pipelines.run.targets.agent.loop import AgentTarget
 
         return AgentTarget(config, base_dir, **connection(config, env)._asdict())
+    if isinstance(config, ClaudeCodeTargetConfig):
+        from eval_pipelines.run.targets.agent.claude_code import ClaudeCodeTarget
+
+        return ClaudeCodeTarget(config, base_dir, **connection(config, env)._asdict())
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
@@ -99,15 +106,14 @@ def files_refusal(case: TestCase, target: Target) -> str | None:
     left = next((f for f in case.input_files if not f.inlined), None)
     if left is None:
         return None
-    from eval_pipelines.run.targets.agent.loop import AgentTarget
-
-    if isinstance(_uncached(target), AgentTarget):
-        return None
     plain = _uncached(target)
+    if getattr(plain, "takes_input_files", False):  # the agent kinds: a workspace holds the files
+        return None
     kind = {"OpenAITarget": "openai", "CommandTarget": "command", "ReplayTarget": "replay"}.get(
         type(plain).__name__, type(plain).__name__)
     return (f"input file {left.path} ({left.reason or 'not text'}) cannot be given to target "
-            f"{target.name!r} (type: {kind}): only an agent target (type: agent) takes such files")
+            f"{target.name!r} (type: {kind}): only an agent target (type: agent) or Claude Code "
+            f"(type: claude_code) takes such files")
 
 
 # Grades one output as the pipeline will (True: the case passed). Given by the stage
@@ -160,6 +166,11 @@ async def collect_outputs(
         for target_name in suite.targets_for(case)
         for trial in range(suite.trials_for(case))
     ]
+    # promptfoo's storeOutputAs: one job at a time, in promptfoo's order (run/registers.py).
+    sequential = uses_registers(suite)
+    if sequential:
+        jobs = in_run_order(suite, jobs)
+    registers: dict[str, object] = {}
     loop = asyncio.get_running_loop()
     exists = {(case.id, name, trial) for case, name, trial in jobs}
     awaited = {key: loop.create_future()
@@ -170,25 +181,34 @@ async def collect_outputs(
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
         result: ModelOutput | None = None
         try:
-            result = await _one(case, target_name, trial)
+            sent = {n: registers[n] for n in (case.registers.reads if case.registers else {}) if n in registers}
+            result = await _one(with_registers(case, sent), target_name, trial, sent)
+            value = await stored_value(with_registers(case, sent), result, Path(suite.source_file).parent)
+            if value is not None:
+                registers[case.registers.store_as] = value  # type: ignore[union-attr]
             return result
         finally:
             answer = awaited.get((case.id, target_name, trial))
             if answer is not None and not answer.done():
                 answer.set_result(result.output if result is not None and result.error is None else None)
 
-    async def _one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
+    async def _one(case: TestCase, target_name: str, trial: int, sent: dict[str, object]) -> ModelOutput:
         nonlocal spent
         answers: dict[str, str | None] = {}
         for earlier in case.after:
             pending = awaited.get((earlier, target_name, trial))
-            answers[earlier] = await pending if pending is not None else None
+            # one worker (storeOutputAs): an earlier turn placed later by promptfoo's order (runSerially)
+            # has not answered, and waiting for it would stop the run
+            answers[earlier] = await pending if pending is not None and not (sequential and not pending.done()) \
+                else None
         case = with_answers(case, answers)
         target = targets[target_name]
         pause = (delays or {}).get(target_name, 0.0)
         if case.cache is False:
             target = _uncached(target)
         async with limits[target_name]:
+            if case.fails_with is not None:  # promptfoo fails this eval before calling the model
+                return ModelOutput(case.id, target_name, trial, None, error=case.fails_with, attempts=0)
             if stop.is_set():
                 return ModelOutput(case.id, target_name, trial, None, error=NOT_RUN_FAIL_FAST, attempts=0)
             if cost_limit is not None and spent >= cost_limit:
@@ -200,7 +220,7 @@ async def collect_outputs(
                 return ModelOutput(case.id, target_name, trial, None, error=refused, attempts=0)
             request = traced_request(suite, case, _request(suite, case, trial))
             result = await _generate(target, request, case, target_name, trial, pause, redact_patterns)
-            result.answers = answers
+            result.answers, result.registers = answers, sent
             reruns = suite.reruns_for(case)
             ok = await passed(result) if (reruns or suite.settings.fail_fast) else True
             for _ in range(reruns if not ok else 0):
@@ -211,7 +231,7 @@ async def collect_outputs(
                 again = await _generate(_uncached(target), request, case, target_name, trial, pause,
                                         redact_patterns)
                 again.attempts += result.attempts
-                again.answers = answers
+                again.answers, again.registers = answers, sent
                 result = again
                 ok = await passed(result)
                 if ok:
@@ -233,7 +253,7 @@ async def collect_outputs(
         for index in next_job:
             results[index] = await one(*jobs[index])
 
-    workers = min(len(jobs), sum(sizes.values()))
+    workers = 1 if sequential else min(len(jobs), sum(sizes.values()))
     await asyncio.gather(*(worker() for _ in range(workers)))
     return [r for r in results if r is not None]
 
@@ -302,6 +322,7 @@ async def run_model_phase(
             keys = [t.key(_request(suite, case, trial))
                     # a later conversation turn's request holds earlier answers: its key is not known yet
                     for case in suite.tests if case.cache is not False and not case.after
+                    and not reads_registers(case)
                     for n in suite.targets_for(case)
                     if isinstance(t := targets[n], CachedTarget)
                     for trial in range(suite.trials_for(case))]

@@ -13,6 +13,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from eval_pipelines.suite.content_parts import ContentPart, text_view
+from eval_pipelines.suite.registers import Registers
 
 Verdict = Literal["pass", "borderline", "fail"]
 
@@ -303,6 +304,10 @@ class TestCase(Model):
     after: list[str] = Field(default_factory=list)
     # Files staged into an agent target's workspace (skill-creator's eval `files`).
     input_files: list[InputFile] = Field(default_factory=list)
+    # promptfoo's storeOutputAs (suite/registers.py); and an eval promptfoo fails before calling the
+    # model (a prompt that does not render): every row of the case is an error with this reason.
+    registers: Registers | None = None
+    fails_with: str | None = None
 
     @field_validator("id")
     @classmethod

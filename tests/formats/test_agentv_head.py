@@ -196,7 +196,7 @@ tests:
     with pytest.raises(SpecErrors) as caught:  # other experiment fields are not execution's
         load_suite(_write(tmp_path, "description: d\nexperiment:\n  target: llm\n  runs: 2\n"
                                     "tests:\n  - id: a\n    input: hi\n"))
-    assert "experiment: unknown field 'experiment'" in str(caught.value)
+    assert "experiment: AgentV's field 'experiment' is not supported" in str(caught.value)
 
 
 def test_head_hook_names_are_v2s_workspace_steps(tmp_path: Path) -> None:
@@ -243,3 +243,20 @@ def test_name_without_description_is_the_suite_name_in_either_vocabulary(tmp_pat
         suite, warnings = load_suite(_write(tmp_path, "name: weighted\ntarget: llm\n" + body % grader))
         assert suite.name == "weighted"
         assert any("has a `name` but no `description`" in w for w in warnings), warnings
+
+
+def test_fields_agentv_ignores_are_stored_warnings_its_own_refused_by_name_typos_did_you_mean(tmp_path: Path) -> None:
+    # AgentV's eval-validator.ts: an unknown top-level or test field is "ignored" (a warning); the
+    # same rule as promptfoo's (formats/compat.py)
+    suite, warnings = load_suite(_write(tmp_path, "description: d\nowner: team-a\n"
+                                                  "tests:\n  - id: a\n    input: hi\n    ticket: X-1\n"))
+    assert suite.tests[0].id == "a"
+    assert any("owner: AgentV ignores this field too" in w for w in warnings)
+    assert any("tests[0].ticket: AgentV ignores this field too" in w or "tests.0.ticket: AgentV ignores" in w
+               for w in warnings), warnings
+    with pytest.raises(SpecErrors) as caught:  # a field AgentV reads that we do not run, by name
+        load_suite(_write(tmp_path, "description: d\ntests:\n  - id: a\n    input: hi\n    depends_on: [b]\n"))
+    assert "depends_on: AgentV's field 'depends_on' is not supported" in str(caught.value)
+    with pytest.raises(SpecErrors) as caught:  # a likely misspelling: AgentV would drop it silently
+        load_suite(_write(tmp_path, "description: d\ntests:\n  - id: a\n    input: hi\n    criterai: ok\n"))
+    assert "did you mean 'criteria'?" in str(caught.value) and "\n" not in str(caught.value.errors[0])

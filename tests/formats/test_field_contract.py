@@ -167,7 +167,8 @@ def _agentv_v5_fields() -> set[str]:
 
 def _skill_evals_fields() -> set[str]:
     fields = {f"evals.json: {k}" for k in skill_evals_json.TOP_KEYS}
-    return fields | {f"evals.json: evals[].{k}" for k in skill_evals_json.EVAL_KEYS}
+    keys = skill_evals_json.EVAL_KEYS | skill_evals_json.read_as.KEYS  # read_as: other keys read as skill-creator's
+    return fields | {f"evals.json: evals[].{k}" for k in keys}
 
 
 def _weight_keys() -> list[str]:

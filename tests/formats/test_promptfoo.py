@@ -86,9 +86,20 @@ tests:
                                                           "prompt-4"]
 
 
-def test_template_syntax_error_is_one_line(tmp_path: Path) -> None:
-    line = one_line_error(tmp_path, "prompts: ['Hi {{ name }']\nproviders: [echo]\ntests: [{vars: {name: x}}]\n")
-    assert "prompts[0]" in line and "template does not parse" in line
+def test_template_syntax_error_is_one_line_and_fails_only_that_prompts_cases(tmp_path: Path) -> None:
+    # promptfoo renders per eval, inside the eval's try: its evals fail, the config runs
+    (tmp_path / "promptfooconfig.yaml").write_text("prompts: ['Hi {{ name }', 'Bye {{ name }}']\n"
+                                                   "providers: [echo]\ntests: [{vars: {name: x}}]\n")
+    suite, warnings = load_suite(tmp_path / "promptfooconfig.yaml")
+    said = [w for w in warnings if "template does not parse" in w]
+    assert len(said) == 1 and "prompts[0]" in said[0] and "\n" not in said[0]
+    assert "template does not parse" in suite.tests[0].fails_with and "\n" not in suite.tests[0].fails_with
+    assert suite.tests[1].fails_with is None and suite.tests[1].input[0].content == "Bye x"
+    # a filter failing on the data (JSON.parse of text) fails that eval too
+    (tmp_path / "promptfooconfig.yaml").write_text("prompts: ['{{ x | load }}']\nproviders: [echo]\n"
+                                                   "tests: [{vars: {x: not json}}, {vars: {x: '[1]'}}]\n")
+    suite, _ = load_suite(tmp_path / "promptfooconfig.yaml")
+    assert "does not render: Expecting value" in suite.tests[0].fails_with and suite.tests[1].fails_with is None
 
 
 def test_function_prompts_name_their_file_when_it_is_absent(tmp_path: Path) -> None:
@@ -290,7 +301,6 @@ tests: [{vars: {q: hi}}]
      "JavaScript functions in derivedMetrics"),
     ("derivedMetrics: [{name: f, value: 'print(a, b)'}]\n",
      "derivedMetrics[0].value: function calls other than abs min max"),
-    ("defaultTest: {options: {storeOutputAs: x}}\n", "storeOutputAs"),
 ])
 def test_unsupported_fields_are_refused_in_one_line(tmp_path: Path, config: str, needle: str) -> None:
     line = one_line_error(tmp_path, "prompts: ['{{ q }}']\nproviders: [echo]\ntests: [{vars: {q: x}}]\n" + config)
@@ -406,7 +416,6 @@ MALFORMED = [
     "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: assert-set, assert: 5}]}]\n",
     "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: trajectory:tool-used, value: 5}]}]\n",
     "prompts: [{raw: 5}]\nproviders: [echo]\ntests: [{vars: {}}]\n",
-    "prompts: ['{{ x | load }}']\nproviders: [echo]\ntests: [{vars: {x: not json}}]\n",
     "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{type: llm-rubric, value: a, rubricPrompt: '{{ x | load }}'}]}]\n",
     "prompts: ['x']\nproviders: [echo]\ntests: [{vars: {}, assert: [{$ref: '#/nope'}]}]\n",
 ]

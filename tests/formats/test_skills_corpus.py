@@ -1,12 +1,19 @@
 """How many real Agent Skills packages with `evals/evals.json` we load (issues 31 and 32).
 
-`tests/data/skills_corpus/` holds byte-for-byte copies of 45 packages from 45 public repositories
-(SKILL.md, the evals file, the input files the evals name when the stored index holds them; see
-its README and MANIFEST.tsv). Each package is loaded like `eval-pipelines validate <folder>`
-does, the folder being the one that holds `evals/` (or `evals.json` itself when a package keeps
-it at its root). A package either loads or is refused with one-line errors naming a file of the
-package. The floor is today's measured share (35/45, 17/45 when the corpus was made); raise it when
-the loader accepts more (the remaining refusals are listed in the corpus README).
+`tests/data/skills_corpus/` holds byte-for-byte copies of 64 packages from 64 public repositories
+(SKILL.md, the evals file, the input files the evals name when the stored index holds them as text;
+see its README and MANIFEST.tsv for how they were sampled). Each package is loaded like
+`eval-pipelines validate <folder>` does, the folder being the one that holds `evals/` (or
+`evals.json` itself when a package keeps it at its root). A package either loads or is refused with
+one-line errors naming a file of the package.
+
+Measured: 54 of 64 load (84%); issue 31 asks for 90%, which this corpus does not reach. Each of the
+10 refusals is listed in REFUSED with the real problem every one of its errors names: 8 are the
+package's own (input files never committed, an absolute /tmp path, a wrong path, an eval with no
+task, an empty list of evals), 2 are inputs the repository holds that the copy lacks (binary files
+the index holds no text for, and code, which the corpus never copies). A change that makes another
+package fail, or lets one of these load, fails this test until REFUSED and the figures in the
+corpus README and docs/skill-creator.md are updated.
 """
 
 from __future__ import annotations
@@ -19,7 +26,21 @@ from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import load_skill
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "skills_corpus"
-FLOOR = 35 / 45
+FLOOR = 54 / 64
+# Each refused package: its class, and the words every one of its errors says (one line each).
+NOT_HELD = "the package does not hold it"
+REFUSED = {
+    "A-H-911__onlinegantt": ("input file never committed (not in the index at any path)", NOT_HELD),
+    "Abo-Fat__paperReading": ("input files never committed (./papers/*.pdf)", NOT_HELD),
+    "dharmsen__readable/skill": ("input files never committed (plans, a range of images)", NOT_HELD),
+    "saranya-sallagundla__resume-builder-skill/skill": ("input files never committed (jd.txt, resume.pdf)", NOT_HELD),
+    "54cwh__latex2word": ("absolute input path on the author's machine", "absolute path outside the package"),
+    "3shn__skill-sysml": ("wrong input path (the file is elsewhere in the package)", "a file of that name is at"),
+    "182311729zhouyicheng__paper-style-deconstruct": ("evals with no task (papers to download)", "prompt: required field"),
+    "1997nanana__nana-prd-writing": ("an empty list of evals", "no evals"),
+    "digorbi__clarifin/skill": ("binary inputs in the repository, not in the copy (no text stored)", NOT_HELD),
+    "2023winner__test-trea-upload": ("inputs that are code, never copied", NOT_HELD),
+}
 MISSING = ("the package does not hold it", "absolute path outside the package")
 # The corpus suites name no target of their own: the project's `default` one, as `validate` in a
 # project with a targets.yaml would give them; an agent target, as skills are run (issue 31: a chat
@@ -50,9 +71,9 @@ def _load_all(tmp: Path) -> tuple[dict[Path, int], dict[Path, list[str]]]:
     return loaded, failed
 
 
-def test_the_corpus_holds_45_packages_from_as_many_repositories() -> None:
+def test_the_corpus_holds_64_packages_from_as_many_repositories() -> None:
     folders = package_folders()
-    assert len(folders) >= 45
+    assert len(folders) >= 64
     assert len({f.relative_to(CORPUS).parts[0] for f in folders}) == len(folders)
     manifest = (CORPUS / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()
     listed = {line.split("\t")[0] for line in manifest[1:]}
@@ -79,3 +100,8 @@ def test_the_real_packages_load_or_fail_in_one_line(tmp_path_factory) -> None:
         print(f"  {folder.relative_to(CORPUS)}: {len(errors)} errors, first: "
               f"{errors[0].split(str(folder), 1)[-1].lstrip('/: ')}")
     assert len(loaded) / total >= FLOOR
+    # every refusal is the known one, for its real problem (named by every one of its errors)
+    refused = {f.relative_to(CORPUS).as_posix(): errors for f, errors in failed.items()}
+    assert set(refused) == set(REFUSED), sorted(set(refused) ^ set(REFUSED))
+    for name, errors in refused.items():
+        assert all(REFUSED[name][1] in e for e in errors), (name, errors)

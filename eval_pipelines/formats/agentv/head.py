@@ -208,7 +208,7 @@ def load_eval_yaml_head(doc: Document, policy: PathPolicy) -> tuple[Suite, list[
     doc, conversation_warnings, turn_order = expand_conversations(doc)
     vars_warnings += preprocessor_warnings + conversation_warnings
     mapped, governance = head_vocabulary(doc)
-    suite, warnings = load_eval_yaml(mapped, policy)
+    suite, warnings = load_eval_yaml(mapped, policy, tool="AgentV")
     link_turns(suite, turn_order)
     warnings = folder_warnings + vars_warnings + warnings
     if governance is not None:

@@ -32,6 +32,7 @@ from eval_pipelines.formats.eval_yaml.fields import (
 from eval_pipelines.suite.models import Assertion, Message, TestCase, ToolSpec, merge_tools
 from eval_pipelines.suite.source import Document
 from eval_pipelines.suite.tags import tag_list
+from eval_pipelines.formats import compat
 
 TEST_KEYS = {
     "id", "name", "description", "input", "criteria", "expected_outcome", "expected_output",
@@ -39,6 +40,10 @@ TEST_KEYS = {
     "timeout_ms", "target", "conversation_id", "note", "tools", "max_steps", "assertions", "reference_answer",
     "input_files",
 }
+# Test fields AgentV reads (eval-validator.ts KNOWN_TEST_FIELDS, deprecated names, HEAD's `vars` and
+# conversation fields when not applied) that we do not: refused by name (formats/compat.py).
+AGENTV_TEST_READS = {"evaluators", "evaluator", "workspace", "suite", "depends_on", "on_dependency_failure",
+                     "mode", "turns", "aggregation", "on_turn_failure", "window_size", "vars"}
 MAX_INCLUDE_DEPTH = 16
 
 
@@ -61,7 +66,7 @@ def parse_test(
     if not isinstance(raw, dict):
         ctx.error(doc, path, f"got {type(raw).__name__}", "a test mapping")
         return None
-    ctx.unknown_keys(doc, path, raw, TEST_KEYS)
+    compat.unknown_fields(ctx, doc, path, raw, TEST_KEYS, reads=AGENTV_TEST_READS)
     test_id = raw.get("id")
     if test_id is None:
         test_id = f"test-{index + 1}"

@@ -41,6 +41,7 @@ from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.analysis.threshold_names import EXPECTED_THRESHOLD, threshold_name_problem
 from eval_pipelines.suite.source import Document
 from eval_pipelines.suite.tags import tag_list
+from eval_pipelines.formats import compat
 
 NAME_PATTERN = re.compile(r"^[a-z0-9-]+$")
 SUITE_KEYS = {
@@ -49,6 +50,9 @@ SUITE_KEYS = {
     "evaluator", "dataset", "judge", "baseline", "regression", "blocking", "tools", "max_steps", "assertions",
 }
 TRIALS_KEYS = {"count", "strategy", "cost_limit_usd"}
+# Top-level fields AgentV reads (eval-validator.ts KNOWN_TOP_LEVEL_FIELDS and its deprecated names, and
+# HEAD's blocks left in place when invalid) that we do not: refused by name, never warned as ignored.
+AGENTV_SUITE_READS = {"category", "evaluators", "preprocessors", "eval_cases", "evalcases", "governance", "experiment"}
 
 
 def _execution(ctx: LoadContext, doc: Document, raw: Any) -> tuple[Execution, list[Assertion]]:
@@ -147,8 +151,10 @@ def _unused_fields(ctx: LoadContext, doc: Document, raw: dict[str, Any]) -> None
             "dependencies are not installed; setup scripts and targets run with the tools already present")))
 
 
-def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]:
-    ctx = LoadContext(policy)
+def load_eval_yaml(doc: Document, policy: PathPolicy, tool: str | None = None) -> tuple[Suite, list[str]]:
+    """An eval.yaml suite; ``tool="AgentV"`` reads an AgentV file by formats/compat.py's rule (AgentV's
+    eval-validator.ts warns "Unknown field ... will be ignored" at the top and test levels)."""
+    ctx = LoadContext(policy, tool=tool)
     raw, used, missing = interpolate(doc.data, lambda path, message, expected: ctx.error(doc, path, message, expected))
     if used:
         ctx.warnings.append(f"{doc.file}: interpolated from the environment: {', '.join(used)}")
@@ -159,7 +165,7 @@ def load_eval_yaml(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     if not isinstance(raw, dict):
         raise SpecErrors.single(doc.file, f"top level is {type(raw).__name__}", line=1,
                                 expected="a mapping with `tests`")
-    ctx.unknown_keys(doc, (), raw, SUITE_KEYS)
+    compat.unknown_fields(ctx, doc, (), raw, SUITE_KEYS, reads=AGENTV_SUITE_READS)
     meta = _metadata(ctx, doc, raw)
     execution, evaluators = _execution(ctx, doc, raw.get("execution"))
     if execution.targets == [] and "target" in raw:

@@ -33,13 +33,11 @@ this module with its own names.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from eval_pipelines.suite.assertions import parse_assertion, pydantic_errors
+from eval_pipelines.suite.assertions import pydantic_errors
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.promptfoo.hints import with_hints, with_warning_hints
 from eval_pipelines.formats.eval_yaml.fields import LoadContext, content_text
@@ -63,6 +61,9 @@ from eval_pipelines.formats.promptfoo.prompts.templates import (
     PROMPT_ENV, Prompt, matches_ref, parse_prompts, parse_script, prompt_source, render_prompt,
 )
 from eval_pipelines.formats.promptfoo.providers import Provider, parse_provider, parse_providers
+from eval_pipelines.formats.promptfoo.prompts.eval_errors import EvalFails
+from eval_pipelines.formats.promptfoo.registers import RegisterPlan
+from eval_pipelines.formats.promptfoo.scoring_function import scoring_function
 from eval_pipelines.formats.promptfoo.scripts import resolve_script_vars, transform_vars
 from eval_pipelines.formats.promptfoo.sidecars import check_sidecars, read_tracing
 from eval_pipelines.formats.promptfoo.template_env import NAMES_READ, read_warnings
@@ -110,6 +111,7 @@ class Loader:
         self.var_base = doc.file.parent if dialect == "promptfoo" else None
         self.conversations = Conversations()  # promptfoo's `_conversation`: turns so far
         self.hooks: Hooks | None = None  # promptfoo's `extensions`
+        self.registers: RegisterPlan | None = None  # promptfoo's `storeOutputAs` (set once the tests are read)
 
     def provider_names(self, raw: Any, key: str) -> list[str]:
         before = len(self.ctx.errors)
@@ -136,7 +138,7 @@ class Loader:
                                          "llm-rubric assertions only; plain-string criteria keep our judge prompt "
                                          "(AgentV grades them as one llm-rubric with this prompt)")
         compat.unknown_fields(self.ctx, raw.doc, path, options, OPTION_KEYS, reads=OPTION_READS)
-        refused = {"storeOutputAs": "storing outputs as variables"}
+        refused = {} if self.dialect == "promptfoo" else {"storeOutputAs": "storing outputs as variables"}
         if self.dialect != "promptfoo":
             refused["transformVars"] = "a JavaScript transform of the variables"
             refused["disableConversationVar"] = "promptfoo's _conversation variable"
@@ -235,11 +237,14 @@ class Loader:
                 if not runs_on and providers_of_test:
                     continue  # no provider of the test runs this prompt (their `prompts`)
                 filled = {**combo, "vars": combo} if self.dialect == "agentv" and "vars" not in combo else combo
-                if self.dialect == "promptfoo":  # promptfoo fills script variables per prompt and provider
+                registers = None
+                if self.dialect == "promptfoo" and self.registers is not None:  # promptfoo fills script variables per prompt and provider
                     filled = resolve_script_vars(self.ctx, doc, path + ("vars",), combo, [prompt_raw(prompt)],
                                                  [provider_context(p) for p in runs_on])
                     if filled is None:
                         continue
+                    filled, registers = self.registers.fill(number, c, k, filled, options.get("storeOutputAs"), (
+                        output_transforms(self.ctx, doc, path, runs_on, transform)), doc, prompt, runs_on)
                     filled = resolve_variables(filled)
                 conversation = None
                 if (self.dialect == "promptfoo" and not options.get("disableConversationVar")
@@ -257,11 +262,14 @@ class Loader:
                     attach_functions(self.ctx, doc, path + ("assert",), by_vars[key], [p.functions for p in runs_on])
                     attach_tools(self.ctx, doc, path + ("assert",), by_vars[key], [(p.config or {}).get("tools")
                                                                                      for p in runs_on])
-                    by_vars[key] += self.scoring_function(doc, path, merged)
+                    by_vars[key] += scoring_function(self.ctx, doc, path, merged, self.dialect)
                 settings = prompt_settings(self.ctx, doc, prompt, runs_on)
                 assertions = with_parsed_output(self.ctx, doc, by_vars[key], settings, runs_on)
                 case_id = base_id + (f"-v{c + 1}" if len(combos) > 1 else "") + (f"-p{k + 1}" if len(prompts) > 1 else "")
-                messages = self.render(doc, path, prompt, filled, options, runs_on)
+                try:
+                    messages, fails_with = self.render(doc, path, prompt, filled, options, runs_on), None
+                except EvalFails as failed:  # promptfoo fails only this eval (prompts/eval_errors.py)
+                    messages, fails_with = failed.input_of(prompt_raw(prompt)), failed.reason
                 if messages is None:
                     continue
                 for p in runs_on if any(m.parts for m in messages) else []:  # the run refuses the case there
@@ -281,7 +289,8 @@ class Loader:
                                   **({"scenario": raw.extra} if raw.extra else {})},
                         threshold=threshold, model_settings=settings,
                         source_file=str(doc.file), source_line=doc.line_of(path),
-                        after=self.conversations.earlier(conversation) if conversation else []))
+                        after=self.conversations.earlier(conversation) if conversation else [],
+                        registers=registers, fails_with=fails_with))
                 except ValidationError as exc:
                     self.ctx.errors.extend(pydantic_errors(doc, path, exc))
                     return cases
@@ -290,27 +299,6 @@ class Loader:
                         or (prompt.text or "").lstrip().startswith("[")
                     self.conversations.add(conversation, case_id, messages, chat)
         return cases
-
-    def scoring_function(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any]) -> list[Any]:
-        """The test's (or defaultTest's) ``assertScoringFunction`` as a last ``scoring_function``
-        assertion (grading/graders/scoring_function.py), or nothing."""
-        ref = merged.get("assertScoringFunction")
-        if ref is None or self.dialect != "promptfoo":
-            return []
-        where = path + ("assertScoringFunction",)
-        if not isinstance(ref, str) or not ref.startswith("file://"):
-            self.ctx.error(doc, where, "invalid assertScoringFunction", "a file://x.js[:fn] or file://x.py:fn reference")
-            return []
-        script = parse_script(self.ctx, doc, where, ref)
-        if script is None:
-            return []
-        if script.language == "python" and script.function is None:
-            self.ctx.error(doc, where, f"{ref}: a Python scoring function needs its name", "file://x.py:function")
-            return []
-        rel = Path(os.path.relpath(script.file.resolve(), Path(doc.file).parent.resolve())).as_posix()
-        found = parse_assertion({"type": "scoring_function", "file": rel, "function": script.function},
-                                doc, where, self.ctx.errors)
-        return [found] if found is not None else []
 
     def transformed_vars(self, doc: Document, path: tuple[Any, ...], merged: dict[str, Any],
                          code: Any) -> dict[str, Any] | None:
@@ -407,6 +395,7 @@ def _suite(loader: Loader, names: dict[str, str]) -> tuple[Suite, list[str]]:
     if loader.hooks is not None and not ctx.errors:  # promptfoo's beforeAll, before the tests are expanded
         tests, scenarios, default, derived = loader.hooks.before_all(prompts, tests, scenarios, default, derived)
     tests += expand_scenarios(ctx, doc, scenarios, dialect)
+    loader.registers = RegisterPlan(ctx, tests, default, dialect)
     if not tests and dialect == "promptfoo" and "scenarios" not in raw and "redteam" not in raw and not ctx.errors:
         tests = [RawTest({}, doc, ("tests",))]  # promptfoo's dummy test: each prompt once, as written
         ctx.warnings.append(f"{doc.file}: tests: none, so each prompt runs once without variables (promptfoo's "

@@ -66,17 +66,21 @@ def prompt_settings(ctx: LoadContext, doc: Document, prompt: Prompt,
         return None
 
 
+def asks_json_schema(settings: PromptModelSettings | None, provider: Provider) -> bool:
+    """The provider is asked for a ``json_schema`` answer (the prompt's ``response_format``, else its
+    own), which promptfoo's OpenAI chat provider parses into data."""
+    fmt = (settings.response_format if settings is not None else None) or \
+        (provider.config or {}).get("response_format") or {}
+    return (provider.config or {}).get("type") == "openai" and fmt.get("type") == "json_schema"
+
+
 def with_parsed_output(ctx: LoadContext, doc: Document, assertions: list[Assertion],
                        settings: PromptModelSettings | None, runs_on: list[Provider]) -> list[Assertion]:
     """The case's assertions, its script assertions handed the output parsed when the answer is
     asked as ``json_schema`` (the prompt's ``response_format``, else each provider's), as promptfoo's
     OpenAI chat provider parses it. When only some of the case's providers ask so, the assertions
     get the text (they are shared by the case's targets), with a stored warning."""
-    def parsed(provider: Provider) -> bool:
-        fmt = (settings.response_format if settings is not None else None) or \
-            (provider.config or {}).get("response_format") or {}
-        return (provider.config or {}).get("type") == "openai" and fmt.get("type") == "json_schema"
-    asks = [p for p in runs_on if parsed(p)]
+    asks = [p for p in runs_on if asks_json_schema(settings, p)]
     if not asks or not any(a.type in PARSED_OUTPUT_TYPES for a in assertions):
         return assertions
     if len(asks) < len(runs_on):

@@ -46,7 +46,11 @@ which wins. Each trial is its own cache entry (run/cache.py keys on the trial nu
 
 Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
 the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
-is refused with its "did you mean".
+is refused with its "did you mean". Keys an agent following skill-creator would read as its own
+(``input`` for the task, ``checks``/``expect``/``expected_behavior``/``evaluation_criteria`` for the
+expectations, an ``expected_output`` object) are read as them, with a warning (read_as.py). An input
+path written from the repository root (``skill/evals/x`` for the skill at ``skill/``) names the
+package's file, with a warning.
 
 """
 
@@ -58,7 +62,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.suite.assertions import parse_assertion
-from eval_pipelines.suite.errors import SpecErrors, pydantic_errors
+from eval_pipelines.suite.errors import SpecErrors, format_path, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import Assertion, Execution, InputFile, Message, Suite, TestCase, Trials
@@ -66,6 +70,8 @@ from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document, load_document
 from eval_pipelines.formats import compat
+from eval_pipelines.run.targets.config import AGENT_TARGET_TYPES
+from eval_pipelines.formats.skills import read_as
 
 TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
@@ -117,6 +123,9 @@ def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written
                   "a file of the package, relative to the skill root (e.g. evals/files/x)")
         return []
     found = next((c.resolve() for c in candidates if c.is_file() or c.is_dir()), None)
+    if found is None and (found := _from_repository_root(_skill_root(doc.file), written)) is not None:
+        ctx.warnings.append(f"{doc.file}:{doc.line_of(path)}: {format_path(path)}: {written} is written "
+                            f"from the repository root; read as {found.relative_to(_skill_root(doc.file).resolve())}")
     if found is None:
         root = _skill_root(doc.file)
         # A file of that name elsewhere in the package: the path is wrong, not the file missing.
@@ -139,6 +148,19 @@ def _input_files(ctx: LoadContext, doc: Document, path: tuple[Any, ...], written
     if not files:
         ctx.error(doc, path, f"{written} is an empty directory", "a file, or a directory holding files")
     return files
+
+
+def _from_repository_root(root: Path, written: str) -> Path | None:
+    """A path written from a folder above the skill root (``skill/evals/x.pdf`` for the skill at
+    ``skill/``: the repository root, where skill-creator's agent usually works), when it names a
+    file of the package; a path leaving the package is not looked for."""
+    root = root.resolve()
+    depth = len(Path(written).parts) - 1
+    for ancestor in list(root.parents)[:depth]:
+        candidate = (ancestor / written).resolve()
+        if candidate.is_relative_to(root) and (candidate.is_file() or candidate.is_dir()):
+            return candidate
+    return None
 
 
 def _eval_id(doc: Document, path: tuple[Any, ...]) -> str:
@@ -186,12 +208,13 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if not isinstance(raw, dict):
         ctx.error(doc, path, f"got {type(raw).__name__}", "an eval mapping with `id` and `prompt`")
         return None
-    extra = compat.ignored_fields(ctx, doc, path, raw, EVAL_KEYS, "skill-creator", "the case's metadata")
+    extra = compat.ignored_fields(ctx, doc, path, raw, EVAL_KEYS | read_as.used_keys(raw), "skill-creator",
+                                  "the case's metadata")
     test_id = raw.get("id")
     if isinstance(test_id, bool) or not isinstance(test_id, (int, str)) or str(test_id).strip() == "":
         ctx.error(doc, path + ("id",), f"invalid id {test_id!r}", "an integer (or a non-empty string)")
         return None
-    prompt = raw.get("prompt")
+    prompt = read_as.task(ctx, doc, path, raw)
     if not isinstance(prompt, str) or not prompt.strip():
         given = ", ".join(sorted(map(str, raw)))  # the task is often there under another key (`input`)
         ctx.error(doc, path + ("prompt",), f"required field is missing (the eval has {given})"
@@ -203,7 +226,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
         files = []
     inputs = [item for i, f in enumerate(files) for item in _input_files(ctx, doc, path + ("files", i), f)]
     parts = [prompt] + [_inlined(item) for item in inputs if item.inlined]
-    expected = raw.get("expected_output")
+    expected = read_as.expected_output(ctx, doc, path + ("expected_output",), raw.get("expected_output"))
     if expected is not None and not isinstance(expected, str):
         ctx.error(doc, path + ("expected_output",), f"got {type(expected).__name__}", "a description of success")
         expected = None
@@ -212,6 +235,8 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     key = "assertions" if "assertions" in raw and "expectations" not in raw else "expectations"
     # An empty list is no expectations (skill-creator then has only expected_output to go by).
     statements = _statements(ctx, doc, path + (key,), raw[key]) if raw.get(key) != [] and key in raw else []
+    if key not in raw and (criteria := read_as.criteria(ctx, doc, path, raw)) is not None:
+        statements = _statements(ctx, doc, path + (criteria[0],), criteria[1])
     if statements:
         graded = {"type": "expectations", "name": "expectations", "items": statements}
         parsed = parse_assertion(graded, doc, path + (key,), ctx.errors)
@@ -299,9 +324,10 @@ def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None
             continue
         for name in suite.targets_for(case):
             kind = getattr(targets.get(name), "type", None)
-            if kind is not None and kind != "agent":
+            if kind is not None and kind not in AGENT_TARGET_TYPES:
                 raise SpecErrors.single(
                     case.source_file or suite.source_file,
                     f"eval {case.id!r}: input file {left.path} ({left.reason}) cannot be given to target "
                     f"{name!r} (type: {kind})", path=("evals",), line=case.source_line,
-                    expected="an agent target (type: agent), which finds the file in its workspace")
+                    expected="an agent target (type: agent) or Claude Code (type: claude_code), which finds "
+                             "the file in its workspace")

@@ -45,7 +45,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Any, Callable
 
 # The level names and limits are part of this module's API (tests and callers
 # import them from here); they are defined next to the code that applies them.
@@ -219,39 +219,11 @@ def run_sandboxed(
             _remove_tree(root)
 
 
-async def arun_sandboxed(
-    argv: list[str],
-    *,
-    stdin: bytes,
-    timeout_s: float,
-    memory_mb: int = 512,
-    cpu_s: int | None = None,
-    files: dict[str, bytes] | None = None,
-    max_output_bytes: int = 1_000_000,
-    copy_from: Path | None = None,
-    writable: tuple[Path, ...] = (),
-    extra_env: dict[str, str] | None = None,
-    network: bool = False,
-    cwd: Path | None = None,
-    copy_read_only: bool = False,
-) -> SandboxResult:
-    """``run_sandboxed`` in a worker thread, for graders' ``agrade`` and command targets."""
-    return await asyncio.to_thread(
-        run_sandboxed,
-        argv,
-        stdin=stdin,
-        timeout_s=timeout_s,
-        memory_mb=memory_mb,
-        cpu_s=cpu_s,
-        files=files,
-        max_output_bytes=max_output_bytes,
-        copy_from=copy_from,
-        writable=writable,
-        extra_env=extra_env,
-        network=network,
-        cwd=cwd,
-        copy_read_only=copy_read_only,
-    )
+async def arun_sandboxed(argv: list[str], **options: Any) -> SandboxResult:
+    """``run_sandboxed`` in a worker thread, for graders' ``agrade`` and command targets.
+
+    Takes exactly ``run_sandboxed``'s keyword arguments (one signature to keep, not two)."""
+    return await asyncio.to_thread(run_sandboxed, argv, **options)
 
 
 def _setup_error(returncode: int | None, stderr: bytes) -> str | None:

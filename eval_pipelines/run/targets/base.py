@@ -70,6 +70,9 @@ class ModelOutput:
     # A conversation turn's earlier answers its input was filled with, by test id
     # (``TestCase.after``). Not stored: the grades stage finds them among the stored outputs.
     answers: dict[str, str | None] = field(default_factory=dict)
+    # The promptfoo registers (storeOutputAs) its input was filled with, by name (suite/registers.py).
+    # Not stored either: the grades stage replays the stored outputs (run/registers.py).
+    registers: dict[str, Any] = field(default_factory=dict)
     # The call's OpenTelemetry trace (its id and spans) when the suite is traced, else None.
     otel: OutputTrace | None = None
     # Agent targets (run/targets/agent/): the files the agent created or changed in its workspace

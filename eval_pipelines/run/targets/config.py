@@ -132,6 +132,73 @@ class AgentTargetConfig(_TargetBase):
                 "memory_mb": self.memory_mb, "network": self.network}
 
 
+# Tools Claude Code is given and allowed without asking (its built-in names): reading the skill
+# (Skill, Read), finding files (Glob, Grep), running its scripts (Bash), writing outputs (Write, Edit).
+CLAUDE_CODE_TOOLS = ("Skill", "Read", "Glob", "Grep", "Bash", "Write", "Edit")
+# The target kinds that run as agents in a per-case workspace (input files staged, not inlined).
+AGENT_TARGET_TYPES = ("agent", "claude_code")
+
+
+class ClaudeCodeTargetConfig(_TargetBase):
+    """The Claude Code CLI (``@anthropic-ai/claude-code``) run non-interactively in the sandbox with
+    the skill under the workspace's ``.claude/skills/<name>/`` (run/targets/agent/claude_code.py,
+    docs/claude-code.md). The connection fields and the key policy are the openai target's."""
+
+    type: Literal["claude_code"] = "claude_code"
+    # Sent as ``--model``; None: the CLI's own default model.
+    model: str | None = None
+    base_url: str | None = None
+    base_url_env: str = "ANTHROPIC_BASE_URL"
+    base_url_default: str | None = None
+    # The operator's variable holding the key; the CLI gets its value as ANTHROPIC_API_KEY, the only
+    # secret in its environment.
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    declared_by: Literal["operator", "suite"] = "operator"
+    # The CLI's executable: a path (relative to the current folder) or a name on PATH; None: ``claude``
+    # on PATH, else the project's ``.npm-tools`` install (docs/claude-code.md).
+    binary: str | None = None
+    concurrency: int = Field(default=2, ge=1, le=64)
+    # Wall time of one case: the CLI and everything it runs are killed at its end.
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_turns: int = Field(default=20, ge=1, le=1000)
+    # Address-space limit of the CLI and of each command it runs (a Bun binary: it aborts below 1024).
+    memory_mb: int = Field(default=1024, ge=64)
+    # CPU seconds per process (None: the case's time limit, rounded up).
+    cpu_s: int | None = Field(default=None, ge=1)
+    # Offered to the model (``--tools``) and run without asking (``--allowedTools``).
+    allowed_tools: list[str] = Field(default_factory=lambda: list(CLAUDE_CODE_TOOLS), min_length=1)
+    # False: no network in the sandbox; the CLI reaches the model's host only, through a socket the
+    # target bridges to it. True: the host's network, for the CLI and every command it runs.
+    network: bool = False
+    # Retries of a failing model call, by the CLI itself (CLAUDE_CODE_MAX_RETRIES).
+    max_retries: int = Field(default=4, ge=0, le=20)
+    # Used only when the stream carries no cost (the CLI prices tokens at its model's list price).
+    price_input_per_million: float = Field(default=0.0, ge=0)
+    price_output_per_million: float = Field(default=0.0, ge=0)
+
+    _not_a_secret = field_validator("base_url_env")(OpenAITargetConfig._not_a_secret.__func__)
+
+    @field_validator("memory_mb")
+    @classmethod
+    def _enough_for_bun(cls, value: int) -> int:
+        if value < 1024:
+            raise ValueError(f"{value} is too little: the CLI (a Bun binary) aborts below 1024 MB of address space")
+        return value
+
+    @field_validator("allowed_tools")
+    @classmethod
+    def _tool_names(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*(\([^()]*\))?", n)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a Claude Code tool name (e.g. Read, Bash, Bash(git:*))")
+        return names
+
+    def limits(self) -> dict[str, Any]:
+        """The limits a case ran under, stored with each output."""
+        return {"max_turns": self.max_turns, "timeout_s": self.timeout_s, "memory_mb": self.memory_mb,
+                "cpu_s": self.cpu_s, "network": self.network, "allowed_tools": list(self.allowed_tools)}
+
+
 class ScriptedJudgeConfig(_TargetBase):
     """A deterministic stand-in for the judge (grading/scripted_judge.py): each rubric criterion
     (an evals.json expectation) is decided by a rule of ``script`` (YAML, relative to the skill
@@ -142,7 +209,8 @@ class ScriptedJudgeConfig(_TargetBase):
 
 
 TargetConfig = Annotated[
-    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig, AgentTargetConfig, ScriptedJudgeConfig],
+    Union[OpenAITargetConfig, ReplayTargetConfig, CommandTargetConfig, AgentTargetConfig, ClaudeCodeTargetConfig,
+          ScriptedJudgeConfig],
     Field(discriminator="type"),
 ]
 
@@ -165,7 +233,9 @@ def load_targets_file(path: Path, declared_by: Literal["operator", "suite"] = "o
     try:
         parsed = TargetsFile.model_validate(doc.data)
     except ValidationError as exc:
-        raise SpecErrors(pydantic_errors(doc, (), exc)) from None
+        # "did you mean" among every target kind's fields (a misspelling is rarely another kind's field).
+        known = sorted({f for kind in TargetConfig.__args__[0].__args__ for f in kind.model_fields} - {"declared_by"})
+        raise SpecErrors(pydantic_errors(doc, (), exc, known)) from None
     names = [t.name for t in parsed.targets]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -181,7 +251,8 @@ def refuse_declared_by(entries: Any, error: Any) -> None:
 
 
 def mark_declared_by(config: TargetConfig, declared_by: Literal["operator", "suite"]) -> TargetConfig:
-    if isinstance(config, (OpenAITargetConfig, AgentTargetConfig)) and config.declared_by != declared_by:
+    if isinstance(config, (OpenAITargetConfig, AgentTargetConfig, ClaudeCodeTargetConfig)) and \
+            config.declared_by != declared_by:
         return config.model_copy(update={"declared_by": declared_by})
     return config
 
@@ -195,7 +266,7 @@ class Connection(NamedTuple):
     withheld_key: str | None = None
 
 
-def connection(config: "OpenAITargetConfig | AgentTargetConfig", env: Mapping[str, str | None]) -> Connection:
+def connection(config: "OpenAITargetConfig | AgentTargetConfig | ClaudeCodeTargetConfig", env: Mapping[str, str | None]) -> Connection:
     """A target's connection from the given environment view; the key is None when the target may
     not send it there (key_policy.withheld_key_reason)."""
     base_url = config.base_url or env.get(config.base_url_env) or config.base_url_default or None

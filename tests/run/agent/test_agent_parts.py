@@ -82,7 +82,7 @@ def test_a_binary_file_on_a_target_not_known_at_load_is_an_error_row(tmp_path: P
     target = CommandTarget(CommandTargetConfig(name="cmd", command=["cat"]), tmp_path)
     (row,) = asyncio.run(collect_outputs(suite, {"cmd": target}))
     assert row.error == ("input file scan.pdf (a binary file) cannot be given to target 'cmd' (type: command): "
-                         "only an agent target (type: agent) takes such files")
+                         "only an agent target (type: agent) or Claude Code (type: claude_code) takes such files")
 
 
 def test_a_failing_model_call_is_an_error_row_without_the_key(tmp_path: Path) -> None:

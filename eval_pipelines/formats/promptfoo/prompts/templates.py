@@ -19,7 +19,8 @@ Templates are rendered with jinja2, the Nunjucks-compatible subset promptfoo
 users write: ``{{ var }}``, filters, ``{% if %}``/``{% for %}``, autoescape off,
 undefined variables and null rendered empty, booleans as ``true``/``false`` and
 lists as ``a,b`` (as Nunjucks prints them), plus Nunjucks's ``dump`` filter
-(JSON) and promptfoo's ``load`` filter (JSON.parse). A template that does not parse is a load error naming the prompt.
+(JSON) and promptfoo's ``load`` filter (JSON.parse). A prompt that does not parse or render fails its evals
+(``prompts/eval_errors.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from eval_pipelines.formats.promptfoo.prompts.executable import Executable, exec
 from eval_pipelines.formats.promptfoo.filters import FilterFailed
 from eval_pipelines.formats.promptfoo.base_path import CONFIG_BASE
 from eval_pipelines.formats.promptfoo.prompts.chat_text import auto_wrap_raw, yaml_chat
+from eval_pipelines.formats.promptfoo.prompts.eval_errors import render_failed, syntax_failed
 from eval_pipelines.formats.promptfoo.prompts.media import has_non_text_parts, media_message
 from eval_pipelines.formats.promptfoo.scripts import Script, function_prompt_text, split_script_ref
 from eval_pipelines.formats.promptfoo.template_env import EnvironmentView
@@ -113,10 +115,8 @@ def matches_ref(names: list[str], ref: str) -> bool:
 def compile_template(ctx: LoadContext, doc: Document, path: tuple[Any, ...], text: str) -> jinja2.Template | None:
     try:
         return PROMPT_ENV.get().from_string(auto_wrap_raw(text))
-    except jinja2.TemplateSyntaxError as exc:
-        ctx.error(doc, path, f"template does not parse (line {exc.lineno} of the template): {exc.message}",
-                  "a Nunjucks/jinja2 template")
-        return None
+    except jinja2.TemplateSyntaxError as exc:  # promptfoo: its evals fail, not the config
+        return syntax_failed(ctx, doc, path, exc)
 
 
 def render(template: str, variables: dict[str, Any], env: jinja2.Environment = _ENV) -> str:
@@ -430,8 +430,7 @@ def render_prompt(ctx: LoadContext, doc: Document, path: tuple[Any, ...], prompt
     except FilterFailed:  # its one-line error is recorded
         return None
     except (jinja2.TemplateError, ValueError, TypeError) as exc:  # a filter (`load`) may fail on the data
-        ctx.error(doc, path, f"prompt {prompt.label!r} does not render: {exc}", "variables the template uses")
-        return None
+        return render_failed(ctx, doc, path, prompt.label, exc)
     try:
         parsed = json.loads(text) if text.lstrip().startswith("[") else yaml_chat(text)
     except ValueError as exc:

@@ -24,6 +24,7 @@ import openai
 
 from eval_pipelines.run.targets.agent import recording
 from eval_pipelines.run.targets.agent.scripted import load_script, scripted_model
+from eval_pipelines.run.targets.agent.skill_info import SkillInfo, user_prompt  # noqa: F401 - used here, and by importers
 from eval_pipelines.run.targets.agent.tools import WorkspaceTools
 from eval_pipelines.run.targets.agent.workspace import StagingError, changed_files, deleted_files, stage
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
@@ -40,18 +41,6 @@ SKILLS_INTRO = (
     "run_command.\n\nAvailable skills:")
 
 
-class SkillInfo:
-    """The installed skill: the folder's SKILL.md front matter (name, description) and body."""
-
-    def __init__(self, root: Path) -> None:
-        from eval_pipelines.suite.package import parse_front_matter
-
-        self.root = root
-        meta, self.body = parse_front_matter((root / "SKILL.md").read_text(encoding="utf-8"), root / "SKILL.md")
-        self.name = str(meta.get("name") or root.name)
-        self.description = " ".join(str(meta.get("description") or "").split())
-
-
 def instructions(skill: SkillInfo | None, system_prompt: str | None) -> str:
     parts = [PREAMBLE]
     if skill is not None:
@@ -65,15 +54,9 @@ def instructions(skill: SkillInfo | None, system_prompt: str | None) -> str:
     return "\n\n".join(parts)
 
 
-def user_prompt(request: TargetRequest) -> str:
-    text = request.user_text
-    if request.input_files:
-        listed = "\n".join(f"- {f.path}" for f in request.input_files)
-        text = f"{text}\n\nInput files (in your workspace):\n{listed}"
-    return text
-
-
 class AgentTarget:
+    takes_input_files = True  # staged in the workspace (engine.files_refusal)
+
     def __init__(self, config: AgentTargetConfig, base_dir: Path, *, api_key: str | None, base_url: str | None,
                  withheld_key: str | None = None) -> None:
         self.config = config

@@ -55,14 +55,16 @@ def inside(root: Path, relative: str) -> Path:
     return target
 
 
-def stage(skill_root: Path | None, skill_name: str | None, input_files: Iterable[InputFile]) -> CaseWorkspace:
-    """A new workspace with the skill and the input files; raises StagingError (the folder removed)."""
+def stage(skill_root: Path | None, skill_name: str | None, input_files: Iterable[InputFile],
+          skills_dir: str = SKILLS_DIR) -> CaseWorkspace:
+    """A new workspace with the skill (under ``skills_dir``: Claude Code looks in ``.claude/skills``)
+    and the input files; raises StagingError (the folder removed)."""
     root = Path(tempfile.mkdtemp(prefix="eval-agent-")).resolve()
     space = CaseWorkspace(root, None)
     try:
         if skill_root is not None and skill_name:
-            space.skill_dir = f"{SKILLS_DIR}/{skill_name}"
-            shutil.copytree(skill_root, root / SKILLS_DIR / skill_name, symlinks=True,
+            space.skill_dir = f"{skills_dir}/{skill_name}"
+            shutil.copytree(skill_root, root / skills_dir / skill_name, symlinks=True,
                             ignore=_skill_ignore(skill_root))
         for item in input_files:
             target = inside(root, item.path)
