@@ -40,6 +40,9 @@ def package_copy(corpus: Path, folder: Path, base: Path) -> Path:
         shutil.copytree(corpus / top, base / top)
     copy = base / folder.relative_to(corpus)
     one_eval(min(copy.rglob("evals.json"), key=lambda p: (len(p.parts), str(p))))
+    # Trigger sets (a 20-query file would add 60 agent runs) are tested in test_trigger_runs.py.
+    for trigger_set in [p for p in copy.rglob("*.json") if p.name.startswith("trigger")]:
+        trigger_set.unlink()
     return copy
 
 
