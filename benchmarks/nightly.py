@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from pathlib import Path
 
 from benchmarks import suites
 from benchmarks.machine import cpu_model
+from benchmarks.nightly_doc import median, summary, write_doc
 from benchmarks.server import MODEL, BenchServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -297,80 +297,6 @@ def model_phase_cpu(work: Path, server: BenchServer, cases: int, repeats: int = 
     return out
 
 
-# ---- the document --------------------------------------------------------------
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else 0.0
-
-
-def summary(batch: BatchFigures, model_cpu_s: float) -> dict:
-    n = batch.versions
-    model = _median([r.model_phase_s for r in batch.runs])
-    worker = _median([r.worker_wall_s for r in batch.runs])
-    cpu_per_run = batch.worker_cpu_s / n
-    return {
-        "versions": n, "cases": batch.cases, "statuses": batch.statuses, "requests": batch.requests,
-        "wall_s": batch.wall_s, "wall_per_version_s": batch.wall_s / n,
-        "worker_cpu_per_run_s": cpu_per_run, "worker_cpu_per_case_ms": batch.worker_cpu_s * 1000 / (n * batch.cases),
-        "tree_cpu_per_run_s": batch.tree_cpu_s / n,
-        "median_model_phase_s": model, "median_worker_wall_s": worker, "median_overhead_wall_s": worker - model,
-        "median_queued_s": _median([r.queued_s for r in batch.runs]),
-        "overhead_cpu_per_run_s": cpu_per_run - model_cpu_s,
-    }
-
-
-def write_doc(out: Path, rows: list[dict], model_cpu: list[float], meta: dict, skipped: str) -> None:
-    lines = [
-        "# Nightly batch through the daemon",
-        "",
-        "Written by `python -m benchmarks.nightly` from one run (no figure edited by hand);",
-        "the main benchmark is in [benchmarks.md](benchmarks.md). N skill versions of "
-        f"{rows[0]['cases'] if rows else 40} exact-match cases each, a local",
-        "OpenAI-compatible server answering after 50 ms, the `nightly_regression` schedule ticking",
-        "in a real `dagster-daemon run` with the project's `dagster.yaml` (SQLite, queued run",
-        "coordinator, 4 runs at once), one run per skill version as the schedule requests them.",
-        "",
-        f"Machine: {meta['cpu']}, {meta['cores']} cores, Python {meta['python']}, Dagster {meta['dagster']}. "
-        f"Load average (1, 5, 15 min) at start {meta['load_start']}, at end {meta['load_end']}: "
-        "the machine is shared with other sessions, so CPU seconds are the sturdier figure, wall times upper bounds.",
-        "",
-        "| N skill versions | runs | wall | wall per version | worker CPU per run | CPU per case | "
-        "daemon tree CPU per run | model phase per run (median) | worker wall per run (median) | "
-        "overhead wall per run | overhead CPU per run |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        runs = ", ".join(f"{v} {k.lower()}" for k, v in sorted(r["statuses"].items()))
-        lines.append(
-            f"| {r['versions']} | {runs} | {r['wall_s']:.1f} s | {r['wall_per_version_s']:.2f} s | "
-            f"{r['worker_cpu_per_run_s']:.2f} s | {r['worker_cpu_per_case_ms']:.0f} ms | "
-            f"{r['tree_cpu_per_run_s']:.2f} s | {r['median_model_phase_s']:.2f} s | "
-            f"{r['median_worker_wall_s']:.2f} s | {r['median_overhead_wall_s']:.2f} s | "
-            f"{r['overhead_cpu_per_run_s']:.2f} s |")
-    lines += [
-        "",
-        f"Model phase CPU of one run ({rows[0]['cases'] if rows else 40} calls at concurrency 16, measured in the "
-        f"benchmark's own process, median of {len(model_cpu)}): {_median(model_cpu):.3f} s. "
-        "Overhead CPU per run = worker CPU per run minus that; overhead wall = the worker's wall "
-        "(RUN_STARTING to run end) minus its model phase (test_cases stored to model_outputs stored).",
-        "",
-    ]
-    if len(rows) >= 2:
-        a, b = rows[0], rows[-1]
-        lines.append(f"Growth from N={a['versions']} to N={b['versions']} ({b['versions'] / a['versions']:.0f}x "
-                     f"the versions): wall {b['wall_s'] / a['wall_s']:.2f}x, wall per version "
-                     f"{b['wall_per_version_s'] / a['wall_per_version_s']:.2f}x, worker CPU per run "
-                     f"{b['worker_cpu_per_run_s'] / a['worker_cpu_per_run_s']:.2f}x.")
-        lines.append("")
-    if skipped:
-        lines += [skipped, ""]
-    lines += ["Columns: *worker CPU* is the run workers' CPU (user + system, from /proc: the code server "
-              "reaps them, so their time is in its `cutime`/`cstime`); *daemon tree CPU* adds the daemon, "
-              "the code server, its schedule and sensor ticks; *wall* runs from the first run the tick "
-              "created to the last run's end.", ""]
-    out.write_text("\n".join(lines))
-
-
 def main(argv: list[str] | None = None) -> int:
     import dagster
     import platform
@@ -383,7 +309,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="give up on a batch after N x this many seconds")
     parser.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "eval-pipelines-nightly"))
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks-nightly.md"))
+    parser.add_argument("--from-json", help="re-render the page from a run's JSON (no new measurement)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        data = json.loads(Path(args.from_json).read_text())
+        write_doc(Path(args.out), data["batches"], data["model_phase_cpu_s"], data["machine"], data.get("skipped", ""))
+        return 0
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "eval_pipelines")],
@@ -402,10 +333,11 @@ def main(argv: list[str] | None = None) -> int:
                 skipped = f"N={n} did not finish: {exc}"
                 log(skipped)
                 break
-            rows.append(summary(batch, _median(model_cpu)) | {"runs": [r.__dict__ for r in batch.runs]})
+            rows.append(summary(batch, median(model_cpu)) | {"runs": [r.__dict__ for r in batch.runs]})
     meta["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     out = Path(args.out)
-    out.with_suffix(".json").write_text(json.dumps({"machine": meta, "model_phase_cpu_s": model_cpu, "batches": rows},
+    out.with_suffix(".json").write_text(json.dumps({"machine": meta, "model_phase_cpu_s": model_cpu, "batches": rows,
+                                                    "skipped": skipped},
                                                    indent=1))
     write_doc(out, rows, model_cpu, meta, skipped)
     log(f"wrote {out}")
