@@ -18,9 +18,9 @@ run keys are unique per tick only, so each minute would submit the night again.)
 Measured per N:
 
 - wall: from the tick's first run created to the last run finished;
-- CPU: the run workers' (``multiprocessing`` children of the code server, which
-  reaps them, so their CPU shows up in its ``cutime``/``cstime`` in /proc) and
-  the whole daemon tree's (daemon, code server, workers), both read from /proc;
+- CPU: the whole daemon tree's (daemon, its code servers, which it replaces
+  every minute or so, and their run workers), from /proc, each process with
+  what it has reaped; and the run workers' alone, sampled each second (a lower bound);
 - per run, from the event log: the model phase (``test_cases`` stored to
   ``model_outputs`` stored: the calls plus storing their rows), the worker's
   wall (RUN_STARTING to run end) and the queue wait;
@@ -143,23 +143,31 @@ def tree(root_pid: int) -> dict[int, tuple[int, float, float]]:
     return members
 
 
-@dataclass
-class CpuSnapshot:
-    total: float  # every live process of the tree, with what each has reaped
-    workers: float  # the code servers' reaped children (finished run workers) plus live workers
+def tree_cpu(daemon_pid: int) -> float:
+    """CPU s of every process of the daemon's tree, each with what it has reaped: exact for finished
+    processes reaped inside the tree (run workers by their code server, code servers the daemon
+    replaces by the daemon) and for live ones, zombies included."""
+    return sum(own + reaped for _, own, reaped in tree(daemon_pid).values())
 
-    @classmethod
-    def take(cls, daemon_pid: int) -> "CpuSnapshot":
-        members = tree(daemon_pid)
-        total = sum(own + reaped for _, own, reaped in members.values())
-        workers = 0.0
-        for pid, (_, own, reaped) in members.items():
-            line = _cmdline(pid)
-            if "grpc" in line and "multiprocessing" not in line:
-                workers += reaped
-            elif "multiprocessing" in line and "spawn_main" in line:
-                workers += own + reaped
-        return cls(total, workers)
+
+class WorkerCpu:
+    """The run workers' own CPU, sampled: each worker (a ``multiprocessing`` child of a code server,
+    classified when first seen alive) at the last value read before it ended, so a lower bound by
+    at most one sampling interval per worker."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, float] = {}
+
+    def sample(self, daemon_pid: int) -> None:
+        for pid, (_, own, reaped) in tree(daemon_pid).items():
+            if pid in self.seen:
+                self.seen[pid] = max(self.seen[pid], own + reaped)
+            elif "spawn_main" in _cmdline(pid):
+                self.seen[pid] = own + reaped
+
+    @property
+    def total(self) -> float:
+        return sum(self.seen.values())
 
 
 # ---- the batch -----------------------------------------------------------------
@@ -177,7 +185,7 @@ class BatchFigures:
     cases: int
     wall_s: float
     statuses: dict[str, int]
-    worker_cpu_s: float
+    worker_cpu_s: float  # sampled, a lower bound (WorkerCpu)
     tree_cpu_s: float
     runs: list[RunFigures] = field(default_factory=list)
     requests: int = 0
@@ -236,15 +244,18 @@ def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeou
                 raise RuntimeError(f"dagster-daemon exited: {(root / 'daemon.log').read_text()[-3000:]}")
             count = instance.get_runs_count(filters)
             if count and before is None:
-                before = CpuSnapshot.take(daemon.pid)
+                before, workers = tree_cpu(daemon.pid), WorkerCpu()
                 log(f"N={versions}: tick submitted runs")
             records = instance.get_run_records(filters) if count >= versions else []
+            if before is not None:
+                workers.sample(daemon.pid)
             if records and all(r.dagster_run.is_finished for r in records):
                 break
             time.sleep(0.5 if before is None else 1.0)
         else:
             raise RuntimeError(f"N={versions}: the batch did not finish in {timeout_s:.0f} s")
-        after = CpuSnapshot.take(daemon.pid)
+        workers.sample(daemon.pid)
+        after = tree_cpu(daemon.pid)
         records = instance.get_run_records(filters)
         first = min(r.create_timestamp.timestamp() for r in records)
         last = max(r.end_time or 0 for r in records)
@@ -252,7 +263,7 @@ def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeou
         for r in records:
             statuses[r.dagster_run.status.value] = statuses.get(r.dagster_run.status.value, 0) + 1
         figures = BatchFigures(versions=versions, cases=cases, wall_s=last - first, statuses=statuses,
-                               worker_cpu_s=after.workers - before.workers, tree_cpu_s=after.total - before.total,
+                               worker_cpu_s=workers.total, tree_cpu_s=after - before,
                                runs=[_run_figures(instance, r.dagster_run.run_id) for r in records],
                                requests=server.requests())
     finally:
@@ -269,7 +280,7 @@ def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeou
             except subprocess.TimeoutExpired:
                 os.killpg(daemon.pid, signal.SIGKILL)
                 daemon.wait()
-    log(f"N={versions}: wall {figures.wall_s:.1f} s, worker CPU {figures.worker_cpu_s:.1f} s, {statuses}")
+    log(f"N={versions}: wall {figures.wall_s:.1f} s, tree CPU {figures.tree_cpu_s:.1f} s, workers (sampled) {figures.worker_cpu_s:.1f} s, {statuses}")
     return figures
 
 
@@ -313,6 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
+        for row in data["batches"]:  # JSON of the first version, whose worker CPU missed replaced code servers
+            if "tree_cpu_per_case_ms" not in row:
+                row["tree_cpu_per_case_ms"] = row["tree_cpu_per_run_s"] * 1000 / row["cases"]
+                row["worker_cpu_sampled_per_run_s"] = None
+                row["overhead_cpu_per_run_s"] = row["tree_cpu_per_run_s"] - median(data["model_phase_cpu_s"])
         write_doc(Path(args.out), data["batches"], data["model_phase_cpu_s"], data["machine"], data.get("skipped", ""))
         return 0
     work = Path(args.work_dir)
