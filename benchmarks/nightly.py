@@ -63,17 +63,20 @@ def log(message: str) -> None:
 # ---- the project ---------------------------------------------------------------
 
 def write_nightly_project(root: Path, versions: int, cases: int) -> list[str]:
-    """N skills ``night-000``..., one version each, all reading one dataset of ``cases`` cases."""
+    """N skills ``night-000``..., one version each with ``cases`` cases of its own.
+
+    Each skill's prompts name the skill, so no skill's calls are answered from another's entries
+    in the response cache (the server still answers "ok c<i>": the last word decides)."""
     (root / "datasets").mkdir(parents=True, exist_ok=True)
-    dataset = root / "datasets" / f"night_{cases}.jsonl"
-    with dataset.open("w") as out:
-        for i in range(cases):
-            test_id, prompt, expected = suites.case(i)
-            out.write(json.dumps({"id": test_id, "input": prompt,
-                                  "assert": [{"type": "equals", "value": expected}]}) + "\n")
     keys = []
     for v in range(versions):
         name = f"night-{v:03d}"
+        dataset = root / "datasets" / f"{name}.jsonl"
+        with dataset.open("w") as out:
+            for i in range(cases):
+                test_id, prompt, expected = suites.case(i)
+                out.write(json.dumps({"id": test_id, "input": f"[{name}] {prompt}",
+                                      "assert": [{"type": "equals", "value": expected}]}) + "\n")
         skill = root / "skills" / name / suites.BENCH_VERSION
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text(

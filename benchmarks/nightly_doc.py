@@ -70,15 +70,15 @@ def write_doc(out: Path, rows: list[dict], model_cpu: list[float], meta: dict, s
         f"Load average (1, 5, 15 min) at start {meta['load_start']}, at end {meta['load_end']}: "
         "the machine is shared with other sessions, so CPU seconds are the sturdier figure, wall times upper bounds.",
         "",
-        "| N skill versions | runs | wall | wall per version | CPU per run | CPU per case | "
+        "| N skill versions | runs | model requests | wall | wall per version | CPU per run | CPU per case | "
         "run workers' CPU per run | model phase per run (median) | worker wall per run (median) | "
         "overhead wall per run | overhead CPU per run |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         runs = ", ".join(f"{v} {k.lower()}" for k, v in sorted(r["statuses"].items()))
         lines.append(
-            f"| {r['versions']} | {runs} | {r['wall_s']:.1f} s | {r['wall_per_version_s']:.2f} s | "
+            f"| {r['versions']} | {runs} | {r['requests']} of {r['versions'] * r['cases']} | {r['wall_s']:.1f} s | {r['wall_per_version_s']:.2f} s | "
             f"{r['tree_cpu_per_run_s']:.2f} s | {r['tree_cpu_per_case_ms']:.0f} ms | "
             f"{_sampled(r)} | {r['median_model_phase_s']:.2f} s | "
             f"{r['median_worker_wall_s']:.2f} s | {r['median_overhead_wall_s']:.2f} s | "
@@ -113,7 +113,8 @@ def write_doc(out: Path, rows: list[dict], model_cpu: list[float], meta: dict, s
               "its scheduler, sensor and run-queue ticks, the code servers it starts and replaces, and the "
               "run workers they spawn) from the tick to the last run's end, read from /proc with what each "
               "process reaped; *run workers' CPU* is the workers' alone, sampled each second (a lower bound, "
-              "'-' where this run did not sample it); *wall* runs from the first run the tick created to the "
+              "'-' where this run did not sample it); *model requests* are the calls the server answered "
+              "(the others came from the response cache); *wall* runs from the first run the tick created to the "
               "last run's end.", ""]
     out.write_text("\n".join(lines))
 

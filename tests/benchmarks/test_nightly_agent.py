@@ -29,11 +29,15 @@ def test_nightly_project_holds_one_loadable_version_per_skill_and_the_projects_i
     keys = write_nightly_project(tmp_path, 3, 5)
     assert keys == [f"night-00{i}@{suites.BENCH_VERSION}" for i in range(3)]
     paths = ProjectPaths.from_root(tmp_path, str(tmp_path / "x.duckdb"))
+    prompts = []
     for key in keys:
         name, version = key.split("@")
         loaded = load_skill(tmp_path / "skills" / name / version, datasets_dir=paths.datasets_dir,
                             extract_dir=paths.work_dir, project_targets=paths.project_targets())
         assert len(loaded.suite.tests) == 5 and set(loaded.targets) == {"bench"}
+        prompts.append(loaded.suite.tests[0])
+    # Each skill's prompts are its own: no skill is answered from another's cache entries.
+    assert len({json.dumps(case.model_dump(mode="json"), sort_keys=True, default=str) for case in prompts}) == 3
     # The project's own instance settings: queued runs, four at once.
     assert yaml.safe_load((tmp_path / "dagster.yaml").read_text())["concurrency"]["runs"]["max_concurrent_runs"] == 4
 
