@@ -108,6 +108,14 @@ def write_doc(out: Path, rows: list[dict], model_cpu: list[float], meta: dict, s
                      f"{b['wall_per_version_s'] / a['wall_per_version_s']:.2f}x, CPU per run "
                      f"{b['tree_cpu_per_run_s'] / a['tree_cpu_per_run_s']:.2f}x.")
         lines.append("")
+    cached = [r for r in rows if r["requests"] < r["versions"] * r["cases"]]
+    if cached:
+        lines += ["Model requests: " + ", ".join(f"N={r['versions']}: {r['requests']} of {r['versions'] * r['cases']}"
+                                                 for r in cached)
+                  + " calls reached the server; the rest were served from the response cache (the skills "
+                  "shared their prompts; `write_nightly_project` now gives each skill its own). The CPU per run "
+                  f"would grow by at most the model phase's own CPU ({median(model_cpu):.3f} s) with every call "
+                  "made, a small part of it.", ""]
     if skipped:
         lines += [skipped, ""]
     not_run = [n for n in ISSUE_SIZES if n not in {r["versions"] for r in rows}]
