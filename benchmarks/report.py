@@ -101,6 +101,7 @@ def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str]
     lines += [
         f"Measured in one run of `{command}`, {r['started']:%Y-%m-%d %H:%M} to {r['finished']:%H:%M} UTC. "
         f"Medians over the runs stated, with min and max.", "",
+        "Two benchmarks have their own pages, each from one run of its script: the nightly batch through the daemon ([benchmarks-nightly.md](benchmarks-nightly.md), `python -m benchmarks.nightly`) and the agent target's overhead per turn and tool call ([benchmarks-agent.md](benchmarks-agent.md), `python -m benchmarks.agent`).", "",
         "## Machine", "", "| | |", "|---|---|",
         *[f"| {k} | {v} |" for k, v in r["machine"].items()], "",
     ]

@@ -5,7 +5,11 @@
 It answers ``POST /v1/chat/completions`` with ``"ok " + <last word of the last
 user message>`` after sleeping ``latency_ms`` (asyncio, so thousands of requests
 wait at once), and counts requests. ``GET /stats`` returns the count,
-``POST /reset`` zeroes it, ``POST /config`` sets ``{"latency_ms": ...}``.
+``POST /reset`` zeroes it, ``POST /config`` sets ``{"latency_ms": ...}`` and/or
+``{"tool_plan": [{"name": ..., "arguments": {...}}, ...]}``: a request that offers
+``tools`` (an agent's turn) is then answered with the plan's next tool call (the
+k-th after k earlier tool-call turns in its messages), and with the usual text
+once the plan is done (benchmarks/agent.py).
 
 It runs in its own process on uvloop when available, so it does not share a GIL
 with the client under test; ``measure_ceiling`` tells how many requests per
@@ -44,20 +48,28 @@ def answer_for(messages: list[dict]) -> str:
 
 
 def build_app(latency_ms: float) -> web.Application:
-    state = {"latency_s": latency_ms / 1000.0, "requests": 0, "created": int(time.time())}
+    state = {"latency_s": latency_ms / 1000.0, "requests": 0, "created": int(time.time()), "tool_plan": []}
 
     async def chat(request: web.Request) -> web.Response:
         state["requests"] += 1
         body = json.loads(await request.read())
-        text = answer_for(body.get("messages") or [])
+        messages = body.get("messages") or []
+        message, finish = {"role": "assistant", "content": answer_for(messages)}, "stop"
+        if body.get("tools"):
+            done = sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
+            if done < len(state["tool_plan"]):
+                call = state["tool_plan"][done]
+                message = {"role": "assistant", "content": None, "tool_calls": [{
+                    "id": f"call_{state['requests']}", "type": "function",
+                    "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}]}
+                finish = "tool_calls"
         if state["latency_s"]:
             await asyncio.sleep(state["latency_s"])
         n = state["requests"]
         payload = {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": state["created"],
             "model": body.get("model") or MODEL,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
         }
         return web.Response(body=json.dumps(payload).encode(), content_type="application/json")
@@ -74,8 +86,12 @@ def build_app(latency_ms: float) -> web.Application:
         return web.json_response({"requests": 0})
 
     async def config(request: web.Request) -> web.Response:
-        state["latency_s"] = float((await request.json())["latency_ms"]) / 1000.0
-        return web.json_response({"latency_ms": state["latency_s"] * 1000})
+        body = await request.json()
+        if "latency_ms" in body:
+            state["latency_s"] = float(body["latency_ms"]) / 1000.0
+        if "tool_plan" in body:
+            state["tool_plan"] = list(body["tool_plan"])
+        return web.json_response({"latency_ms": state["latency_s"] * 1000, "tool_plan": state["tool_plan"]})
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat)
@@ -140,6 +156,9 @@ class BenchServer:
     def set_latency(self, latency_ms: float) -> None:
         self.latency_ms = latency_ms
         self._call("/config", {"latency_ms": latency_ms})
+
+    def set_tool_plan(self, plan: list[dict]) -> None:
+        self._call("/config", {"tool_plan": plan})
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
