@@ -5,6 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)
+# Python may write bytecode: with PYTHONDONTWRITEBYTECODE set (some CI images set it), every
+# subprocess the demo and the tests start (CLI runs, Dagster runs, code servers) compiled the
+# project from source again, about a fifth of each one's CPU (docs/benchmarks-nightly.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo demo-model model-server test test-fast ui validate clean
 
