@@ -18,16 +18,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
 
-from eval_pipelines.pipeline.checks import CHECKS, CheckResult, checks_for
 from eval_pipelines.defs.metadata import as_metadata, code_reference, table_metadata, table_name
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 from eval_pipelines.defs.trends import trend_point
-from eval_pipelines.suite.errors import SpecErrors
-from eval_pipelines.pipeline.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
-from eval_pipelines.store.connection import connect
+from eval_pipelines.pipeline.catalog import CHECK_SPECS, STAGE_MODULE, STAGE_SPECS
+
+if TYPE_CHECKING:
+    from eval_pipelines.pipeline.checks import CheckResult
 
 GROUP = "evaluation"
 STEP = "evaluate_partition"
@@ -44,14 +46,14 @@ ASSET_SPECS = [
                  group_name=GROUP, kinds=set(stage.kinds), owners=["team:evals"],
                  metadata={"tables": ", ".join(stage.tables) or "files",
                            "dagster/code_references": dg.CodeReferencesMetadataValue(
-                               code_references=[code_reference(stage.run)]),
+                               code_references=[code_reference(STAGE_MODULE, stage.function)]),
                            **({"dagster/table_name": table_name(stage.tables[0])} if stage.tables else {})})
-    for previous, stage in zip((None, *STAGES[:-1]), STAGES)
+    for previous, stage in zip((None, *STAGE_SPECS[:-1]), STAGE_SPECS)
 ]
 CHECK_SPECS = [
     dg.AssetCheckSpec(check.name, asset=check.stage, description=check.description, blocking=check.blocking,
                       partitions_def=eval_partitions)
-    for check in CHECKS
+    for check in CHECK_SPECS
 ]
 
 
@@ -69,6 +71,8 @@ class ModelCallConfig(dg.Config):
 
 @lru_cache(maxsize=None)
 def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
+    from eval_pipelines.store.connection import connect
+
     with connect(db_path) as con:
         return tuple((name, kind) for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall())
 
@@ -78,6 +82,12 @@ def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
 def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfig, project: EvalProject,
                        store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
+    # The evaluation core is imported here, when a run computes, not when the code location loads.
+    from eval_pipelines.pipeline.checks import checks_for
+    from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
+    from eval_pipelines.store.connection import connect
+    from eval_pipelines.suite.errors import SpecErrors
+
     partition = partition_of(context)
     ctx = StageContext(
         partition=partition, run_id=context.run.run_id, paths=project.paths(store.db_path),

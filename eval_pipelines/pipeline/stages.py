@@ -29,6 +29,7 @@ from eval_pipelines.analysis.metrics import case_metrics, expectation_metrics, s
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
+from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS, FilePath, Markdown
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
 from eval_pipelines.reports.files import write_partition_reports
 from eval_pipelines.reports.summary import metrics_markdown, regression_markdown, regression_summary
@@ -52,14 +53,6 @@ if TYPE_CHECKING:
 
 class MissingUpstream(LookupError):
     """A stage ran before the stage it reads from stored its rows."""
-
-
-class Markdown(str):
-    """Metadata text to show as Markdown (the Dagster layer renders it so)."""
-
-
-class FilePath(str):
-    """Metadata naming a file the stage wrote."""
 
 
 @dataclass
@@ -391,31 +384,10 @@ def write_reports(ctx: StageContext) -> StageResult:
     return StageResult({}, meta)
 
 
-STAGES: tuple[Stage, ...] = (
-    Stage("eval_suite", "The skill version's eval suite, parsed from any supported format and validated.",
-          ("suites",), frozenset({"python", "duckdb"}), load_suite, ("loaded",)),
-    Stage("eval_datasets", "External dataset files (JSONL/CSV/YAML) the suite read, with content hashes.",
-          ("datasets",), frozenset({"duckdb"}), record_datasets, ("suite",)),
-    Stage("test_cases", "Every test case of the suite (inline and external dataset rows), one row each.",
-          ("test_cases",), frozenset({"duckdb"}), record_test_cases, ("suite",)),
-    Stage("model_outputs", "One output (or error row) per case x target x trial, from the suite's targets.",
-          ("model_outputs",), frozenset({"openai", "duckdb"}), call_targets, ("suite",)),
-    Stage("grades", "One grade per output x assertion, with score, status and readable details.",
-          ("grades",), frozenset({"python", "duckdb"}), grade, ("suite", "model_outputs", "early_grades")),
-    Stage("test_results", "Per output: gated weighted score, verdict (pass/borderline/fail) and status.",
-          ("test_results",), frozenset({"duckdb"}), score, ("suite", "grades", "outputs")),
-    Stage("metrics", "Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "
-                     "and per-case metrics over trials (table case_metrics).",
-          ("metrics", "case_metrics"), frozenset({"duckdb"}), aggregate,
-          ("suite", "test_results", "outputs")),
-    Stage("regression_report", "Per-case flips and metric changes against the previous version and the "
-                               "previous night, with p-values and intervals (table regressions).",
-          ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
-    Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
-                         "compared with the baseline version; files under reports/<date>/.",
-          (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),
-)
-STAGE_NAMES = tuple(s.name for s in STAGES)
+# The facts are in catalog.py (the Dagster definitions read them without importing this module).
+STAGES: tuple[Stage, ...] = tuple(
+    Stage(spec.name, spec.description, spec.tables, spec.kinds, globals()[spec.function], spec.reads)
+    for spec in STAGE_SPECS)
 
 
 def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[tuple[Stage, StageResult]]:
