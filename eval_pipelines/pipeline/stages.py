@@ -38,7 +38,6 @@ from eval_pipelines.run.engine import run_model_phase
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import AgentTargetConfig, OpenAITargetConfig, ScriptedJudgeConfig, connection
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
-from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import LoadedSkill
 from eval_pipelines.store import tables
@@ -262,6 +261,8 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
     if not isinstance(config, OpenAITargetConfig):
         return None
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named
+
+    from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 
     env = ctx.env([config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV])
     reached = connection(config, env)
