@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats:
         sizes.repeats = args.repeats
     only = {int(x) for x in args.only.split(",")} if args.only else None
-    run(sizes, Path(args.work_dir), Path(args.tools_dir), Path(args.out), args.quick, only)
+    run(sizes, Path(args.work_dir).resolve(), Path(args.tools_dir).resolve(), Path(args.out), args.quick, only)
     return 0
 
 
