@@ -7,12 +7,14 @@ from typing import Any
 
 GOALS = {
     "model_ratio_c16": 1.25,
-    "e2e_s": 8.0,
-    "vs_promptfoo": 2.0,
+    "vs_promptfoo": 1.8,  # issue 33: `dagster asset materialize` at least 1.8x as fast as promptfoo
     "vs_inspect": 4.0,
+    "cli_vs_promptfoo": 2.5,  # issue 33: `eval-pipelines run` at least 2.5x as fast as promptfoo
+    "cli_over_ideal_s": 1.5,  # issue 33: `eval-pipelines run` at most ideal + 1.5 s
+    "import_s": 1.0,  # issue 33: `python -c "import eval_pipelines.definitions"`
     "cached_requests": 0,
     "grading_per_s": 200_000,
-    "scale_rss_mb": 1536,
+    "scale_rss_mb": 1024,  # issue 33: 100,000 cases end to end at most 1 GB peak
 }
 
 
@@ -81,6 +83,14 @@ def _only(argv: list[str]) -> str:
     return next((b for a, b in zip(argv, argv[1:]) if a == "--only"), "?")
 
 
+def _cli_goal(r: dict[str, Any], n: int, sizes: dict[str, Any]) -> str:
+    """Issue 33: at most the ideal N·latency/C plus 1.5 s."""
+    ideal = n * sizes["latency_ms"] / 1000 / 16
+    limit = ideal + GOALS["cli_over_ideal_s"]
+    return f"≤ ideal {ideal:.2f} s + {GOALS['cli_over_ideal_s']:g} s = {limit:.2f} s: " \
+           f"{mark(r['cli']['wall'].median <= limit)}"
+
+
 class _Median:
     def __init__(self, value: float) -> None:
         self.median = value
@@ -133,21 +143,25 @@ def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str]
               "```bash", "dagster asset materialize -m eval_pipelines.definitions --select '*' \\",
               f"  --partition '{'<date>'}|bench-{n}@1.0.0' \\",
               "  --config-json '{\"ops\": {\"evaluate_partition\": {\"config\": {\"use_cache\": false}}}}'", "```", "",
-              f"- wall: **{e2e['wall'].text()}**; goal ≤ {GOALS['e2e_s']:g} s: {mark(e2e['wall'].median <= GOALS['e2e_s'])}",
+              f"- wall: **{e2e['wall'].text()}** (against promptfoo: figure 3)",
               f"- peak RSS {e2e['rss_mb'].median:.0f} MB; requests per run {e2e['requests']}",
-              f"- a fresh process that only imports Dagster and `eval_pipelines.definitions`: "
-              f"{r['import_floor'].text()}", "",
+              f"- `python -c \"import eval_pipelines.definitions\"` (a fresh process that only imports Dagster and "
+              f"our definitions): **{r['import_floor'].text()}**; goal ≤ {GOALS['import_s']:g} s: "
+              f"{mark(r['import_floor'].median <= GOALS['import_s'])}",
+              *([f"- load average (1 min) before each round of figures 2 and 3: {r['side_by_side_load']}"]
+                if r.get("side_by_side_load") else []), "",
               "Where the time goes (per-step wall time from the run's Dagster event log; the rest of the wall "
               "time is interpreter start, imports, loading the definitions and the instance, and run bookkeeping):", "",
               *_steps_table(e2e["steps"]), ""]
 
     lines += ["## 3. Side by side: promptfoo and inspect_ai", "",
               f"The same {n} prompts and exact-match checks against the same server (latency "
-              f"{sizes['latency_ms']:g} ms), concurrency 16, each a fresh process, in this run:", "",
+              f"{sizes['latency_ms']:g} ms), concurrency 16, each a fresh process, in this run; the tools take turns "
+              "(one run of each per round), so a change in the shared machine's load hits them alike:", "",
               "| tool | version | wall | ours ÷ theirs | we are, end to end | goal |", "|---|---|---|---|---|---|",
               f"| eval-pipelines (`dagster asset materialize`, figure 2) | | {e2e['wall'].text()} | 1 | | |",
               f"| eval-pipelines CLI (`eval-pipelines run`, same engine and tables, no Dagster) | | "
-              f"{r['cli']['wall'].text()} | | | |"]
+              f"{r['cli']['wall'].text()} | | | {_cli_goal(r, n, sizes)} |"]
     for name, key, goal in (("promptfoo", "promptfoo", GOALS["vs_promptfoo"]),
                             ("inspect_ai", "inspect", GOALS["vs_inspect"])):
         other = r.get(key)
@@ -156,9 +170,11 @@ def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str]
             continue
         ratio = e2e["wall"].median / other["wall"].median
         cli_ratio = other["wall"].median / r["cli"]["wall"].median
+        cli_goal = (f"; the CLI {GOALS['cli_vs_promptfoo']:g}× as fast: "
+                    f"{mark(cli_ratio >= GOALS['cli_vs_promptfoo'])}") if key == "promptfoo" else ""
         lines.append(f"| {name} | {other['version']} | {other['wall'].text()} | {ratio:.2f} | "
                      f"{1 / ratio:.2f}× as fast (the CLI: {cli_ratio:.2f}×) | "
-                     f"{goal:g}× faster: {mark(1 / ratio >= goal)} |")
+                     f"`dagster asset materialize` {goal:g}× as fast: {mark(1 / ratio >= goal)}{cli_goal} |")
     for key in ("promptfoo", "inspect"):
         if r.get(key):
             lines.append(f"\n`{key}` command: `{r[key]['command']}`")
@@ -184,10 +200,10 @@ def write_markdown(r: dict[str, Any], out: Path, *, quick: bool, argv: list[str]
     lines += ["## 6. Scale", "",
               "The whole pipeline (`dagster asset materialize`, fresh process) at zero server latency and "
               "target concurrency 64, so the time is our own work and the HTTP round trips:", "",
-              "| cases | wall | ms per case | peak RSS | goal RSS < 1.5 GB |", "|---|---|---|---|---|"]
+              "| cases | wall | ms per case | peak RSS | goal RSS ≤ 1 GB |", "|---|---|---|---|---|"]
     for s in r["scale"]:
         lines.append(f"| {s['cases']:,} | {s['wall'].text()} | {s['wall'].median * 1000 / s['cases']:.2f} | "
-                     f"{s['rss_mb'].median:.0f} MB | {mark(s['rss_mb'].median < GOALS['scale_rss_mb'])} |")
+                     f"{s['rss_mb'].median:.0f} MB | {mark(s['rss_mb'].median <= GOALS['scale_rss_mb'])} |")
     first, last = r["scale"][0], r["scale"][-1]
     growth = (last["wall"].median / first["wall"].median) / (last["cases"] / first["cases"])
     steps_text = "; ".join(

@@ -274,37 +274,48 @@ class DagsterProject:
         return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def cli_run(project: DagsterProject, n: int, repeats: int) -> dict[str, Any]:
-    """`eval-pipelines run` on the same skill: the same engine and tables, no Dagster."""
+def cli_once(project: DagsterProject, n: int) -> float:
+    """Wall s of one fresh `eval-pipelines run` on the same skill: the same engine and tables, no Dagster."""
     command = [str(Path(sys.executable).with_name("eval-pipelines")), "run",
                str(project.root / "skills" / suites.skill_name(n) / suites.BENCH_VERSION),
                "--no-cache", "--db", str(project.root / ".data" / "cli.duckdb")]
-    walls = Series()
-    for _ in range(repeats):
-        project.server.reset()
-        started = time.perf_counter()
-        done = subprocess.run(command, env=project.env(), cwd=project.root, capture_output=True, text=True)
-        walls.add(time.perf_counter() - started)
-        if done.returncode != 0 or project.server.requests() != n:
-            raise RuntimeError(f"eval-pipelines run failed ({done.returncode}, {project.server.requests()} "
-                               f"requests):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return {"wall": walls, "command": "eval-pipelines run skills/bench-N/1.0.0 --no-cache --db <file>"}
+    project.server.reset()
+    started = time.perf_counter()
+    done = subprocess.run(command, env=project.env(), cwd=project.root, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0 or project.server.requests() != n:
+        raise RuntimeError(f"eval-pipelines run failed ({done.returncode}, {project.server.requests()} "
+                           f"requests):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return wall
 
 
-def import_floor(project: DagsterProject, repeats: int) -> Series:
-    """Wall time of a fresh process that only imports Dagster and our definitions."""
-    series = Series()
-    for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import eval_pipelines.definitions"], env=project.env(),
-                       cwd=project.root, check=True)
-        series.add(time.perf_counter() - started)
-    return series
+CLI_COMMAND = "eval-pipelines run skills/bench-N/1.0.0 --no-cache --db <file>"
+
+
+def import_once(project: DagsterProject) -> float:
+    """Wall s of a fresh process that only imports Dagster and our definitions."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import eval_pipelines.definitions"], env=project.env(),
+                   cwd=project.root, check=True)
+    return time.perf_counter() - started
 
 
 # ---- figure 3: promptfoo and inspect_ai -----------------------------------------
 
-def run_promptfoo(tools: Path, work: Path, n: int, server: BenchServer, repeats: int) -> dict[str, Any] | None:
+@dataclass
+class OtherTool:
+    """A competitor set up on the same suite and server: ``once()`` is one fresh, checked run."""
+
+    version: str
+    command: str  # as docs/benchmarks.md quotes it (no folders of this machine)
+    once: Callable[[], float]
+    wall: Series = field(default_factory=Series)
+
+    def result(self) -> dict[str, Any]:
+        return {"version": self.version, "wall": self.wall, "command": self.command}
+
+
+def promptfoo_tool(tools: Path, work: Path, n: int, server: BenchServer) -> OtherTool | None:
     binary = tools / "node_modules" / ".bin" / "promptfoo"
     node_dir = tools / "node22" / "node_modules" / ".bin"
     if not binary.exists():
@@ -316,9 +327,9 @@ def run_promptfoo(tools: Path, work: Path, n: int, server: BenchServer, repeats:
                PATH=f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}" if node_dir.exists() else os.environ["PATH"])
     command = [str(binary), "eval", "-c", "promptfooconfig.yaml", "-j", "16", "--no-cache",
                "--no-progress-bar", "--no-table", "-o", "out.json"]
-    walls = Series()
     version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True).stdout.strip()
-    for _ in range(repeats):
+
+    def once() -> float:
         server.reset()
         started = time.perf_counter()
         done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
@@ -328,12 +339,12 @@ def run_promptfoo(tools: Path, work: Path, n: int, server: BenchServer, repeats:
         if stats is None or stats["successes"] != n or server.requests() != n:
             raise RuntimeError(f"promptfoo run wrong: rc={done.returncode} stats={stats} "
                                f"requests={server.requests()}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-        walls.add(wall)
-    # Recorded without this machine's folders (docs/benchmarks.md quotes it).
-    return {"version": version, "wall": walls, "command": " ".join(command).replace(str(tools), "<tools-dir>")}
+        return wall
+
+    return OtherTool(version, " ".join(command).replace(str(tools), "<tools-dir>"), once)
 
 
-def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: int) -> dict[str, Any] | None:
+def inspect_tool(tools: Path, work: Path, n: int, server: BenchServer) -> OtherTool | None:
     venv = tools / "inspect-venv" / "bin"
     if not (venv / "inspect").exists():
         return None
@@ -345,8 +356,8 @@ def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: i
                "--max-connections", "16", "--display", "none"]
     version = subprocess.run([str(venv / "python"), "-c", "import inspect_ai; print(inspect_ai.__version__)"],
                              capture_output=True, text=True).stdout.strip()
-    walls = Series()
-    for _ in range(repeats):
+
+    def once() -> float:
         server.reset()
         started = time.perf_counter()
         done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
@@ -362,9 +373,51 @@ def run_inspect(tools: Path, work: Path, n: int, server: BenchServer, repeats: i
                 or server.requests() != n:
             raise RuntimeError(f"inspect run wrong: rc={done.returncode} {check.stdout} {check.stderr[-1000:]} "
                                f"requests={server.requests()}\n{done.stderr[-2000:]}")
-        walls.add(wall)
-    # Recorded without this machine's folders (docs/benchmarks.md quotes it).
-    return {"version": version, "wall": walls, "command": " ".join(command).replace(str(tools), "<tools-dir>")}
+        return wall
+
+    return OtherTool(version, " ".join(command).replace(str(tools), "<tools-dir>"), once)
+
+
+def side_by_side(project: DagsterProject, key: str, tools: Path, work: Path, n: int, repeats: int,
+                 figures: set[int]) -> dict[str, Any]:
+    """Figures 2 and 3 in alternating rounds: each round runs every tool once (the import
+    floor, `dagster asset materialize`, `eval-pipelines run`, promptfoo, inspect_ai), so a
+    change in the shared machine's load hits them all alike; the load average is recorded
+    before each round."""
+    server = project.server
+    others = {"promptfoo": promptfoo_tool(tools, work, n, server), "inspect": inspect_tool(tools, work, n, server)} \
+        if 3 in figures else {}
+    import_floor, e2e, rss, cli = Series(), Series(), Series(), Series()
+    requests: list[int] = []
+    steps: list[dict[str, float]] = []
+    loads: list[float] = []
+    for round_ in range(repeats):
+        loads.append(round(os.getloadavg()[0], 2))
+        if 2 in figures:
+            import_floor.add(import_once(project))
+            server.reset()
+            wall, peak, run_id = project.materialize(key, use_cache=False)
+            e2e.add(wall)
+            rss.add(peak / 1024)
+            requests.append(server.requests())
+            steps.append(project.step_seconds(run_id) if run_id else {})
+        if 3 in figures:
+            cli.add(cli_once(project, n))
+            for tool in others.values():
+                if tool is not None:
+                    tool.wall.add(tool.once())
+        log(f"  round {round_ + 1}/{repeats} (load {loads[-1]}): "
+            + ", ".join(f"{name} {s.values[-1]:.2f} s" for name, s in
+                        (("import", import_floor), ("dagster", e2e), ("cli", cli),
+                         *((k, t.wall) for k, t in others.items() if t is not None)) if s.values))
+    results: dict[str, Any] = {"side_by_side_load": loads}
+    if 2 in figures:
+        results |= {"import_floor": import_floor,
+                    "e2e": {"wall": e2e, "rss_mb": rss, "requests": requests, "steps": steps}}
+    if 3 in figures:
+        results |= {"cli": {"wall": cli, "command": CLI_COMMAND},
+                    **{k: (t.result() if t is not None else None) for k, t in others.items()}}
+    return results
 
 
 # ---- figure 5: grading throughput -------------------------------------------------
@@ -462,18 +515,11 @@ def run(sizes: Sizes, work: Path, tools: Path, out: Path, quick: bool,
 
         project = DagsterProject(project_root, work / "dagster_home", server)
         project.prepare(keys)
-        if want(2):
-            log("figure 2: dagster asset materialize, fresh process")
-            results["import_floor"] = import_floor(project, sizes.repeats)
-            e2e, rss, requests, steps = Series(), Series(), [], []
-            for _ in range(sizes.repeats):
-                server.reset()
-                wall, peak, run_id = project.materialize(keys[0], use_cache=False)
-                e2e.add(wall)
-                rss.add(peak / 1024)
-                requests.append(server.requests())
-                steps.append(project.step_seconds(run_id) if run_id else {})
-            results["e2e"] = {"wall": e2e, "rss_mb": rss, "requests": requests, "steps": steps}
+        figures = {f for f in (2, 3) if want(f)}
+        if figures:
+            log(f"figures {', '.join(map(str, sorted(figures)))}: dagster asset materialize, eval-pipelines run, "
+                "promptfoo and inspect_ai, alternating, each a fresh process")
+            results |= side_by_side(project, keys[0], tools, work, sizes.cases, sizes.repeats, figures)
             save()
 
         if want(4):
@@ -494,13 +540,6 @@ def run(sizes: Sizes, work: Path, tools: Path, out: Path, quick: bool,
                 cached.add(project.materialize(keys[0], use_cache=True)[0])
                 cached_requests.append(server.requests())
             results["cached"] = {"wall": cached, "requests": cached_requests}
-            save()
-
-        if want(3):
-            log("figure 3: eval-pipelines run (no Dagster), promptfoo and inspect_ai")
-            results["cli"] = cli_run(project, sizes.cases, sizes.repeats)
-            results["promptfoo"] = run_promptfoo(tools, work, sizes.cases, server, sizes.repeats)
-            results["inspect"] = run_inspect(tools, work, sizes.cases, server, sizes.repeats)
             save()
 
         if want(7):
@@ -573,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats:
         sizes.repeats = args.repeats
     only = {int(x) for x in args.only.split(",")} if args.only else None
-    run(sizes, Path(args.work_dir), Path(args.tools_dir), Path(args.out), args.quick, only)
+    run(sizes, Path(args.work_dir).resolve(), Path(args.tools_dir).resolve(), Path(args.out), args.quick, only)
     return 0
 
 

@@ -18,16 +18,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
 
-from eval_pipelines.pipeline.checks import CHECKS, CheckResult, checks_for
 from eval_pipelines.defs.metadata import as_metadata, code_reference, table_metadata, table_name
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
 from eval_pipelines.defs.trends import trend_point
-from eval_pipelines.suite.errors import SpecErrors
-from eval_pipelines.pipeline.stages import STAGES, MissingUpstream, RunOptions, StageContext, run_stages
-from eval_pipelines.store.connection import connect
+from eval_pipelines.pipeline.catalog import CHECK_SPECS, STAGE_MODULE, STAGE_SPECS
+
+if TYPE_CHECKING:
+    from eval_pipelines.pipeline.checks import CheckResult
 
 GROUP = "evaluation"
 STEP = "evaluate_partition"
@@ -44,14 +46,14 @@ ASSET_SPECS = [
                  group_name=GROUP, kinds=set(stage.kinds), owners=["team:evals"],
                  metadata={"tables": ", ".join(stage.tables) or "files",
                            "dagster/code_references": dg.CodeReferencesMetadataValue(
-                               code_references=[code_reference(stage.run)]),
+                               code_references=[code_reference(STAGE_MODULE, stage.function)]),
                            **({"dagster/table_name": table_name(stage.tables[0])} if stage.tables else {})})
-    for previous, stage in zip((None, *STAGES[:-1]), STAGES)
+    for previous, stage in zip((None, *STAGE_SPECS[:-1]), STAGE_SPECS)
 ]
 CHECK_SPECS = [
     dg.AssetCheckSpec(check.name, asset=check.stage, description=check.description, blocking=check.blocking,
                       partitions_def=eval_partitions)
-    for check in CHECKS
+    for check in CHECK_SPECS
 ]
 
 
@@ -69,9 +71,22 @@ class ModelCallConfig(dg.Config):
 
 
 @lru_cache(maxsize=None)
-def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
+def _store_columns(db_path: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Every table's (column, type), read once per process in one query: a connection per
+    table (each open ~25 ms, with the schema check) cost a few hundred ms per run."""
+    from eval_pipelines.store.connection import connect
+
+    columns: dict[str, list[tuple[str, str]]] = {}
     with connect(db_path) as con:
-        return tuple((name, kind) for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall())
+        for table, name, kind in con.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+            columns.setdefault(table, []).append((name, kind))
+    return {table: tuple(found) for table, found in columns.items()}
+
+
+def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
+    return _store_columns(db_path).get(table, ())
 
 
 @dg.multi_asset(name=STEP, specs=ASSET_SPECS, check_specs=CHECK_SPECS, can_subset=True,
@@ -79,6 +94,12 @@ def _columns(db_path: str, table: str) -> tuple[tuple[str, str], ...]:
 def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfig, project: EvalProject,
                        store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
+    # The evaluation core is imported here, when a run computes, not when the code location loads.
+    from eval_pipelines.pipeline.checks import checks_for
+    from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
+    from eval_pipelines.store.connection import connect
+    from eval_pipelines.suite.errors import SpecErrors
+
     partition = partition_of(context)
     ctx = StageContext(
         partition=partition, run_id=context.run.run_id, paths=project.paths(store.db_path),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, Callable
+import importlib.util
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 from eval_pipelines.defs.column_docs import COLUMN_DESCRIPTIONS, COMMON
-from eval_pipelines.pipeline.stages import FilePath, Markdown
+from eval_pipelines.pipeline.catalog import FilePath, Markdown
 
 
 def metadata_value(value: Any) -> Any:
@@ -31,12 +34,21 @@ def as_metadata(values: dict[str, Any]) -> dict[str, Any]:
     return {key: metadata_value(value) for key, value in values.items()}
 
 
-def code_reference(function: Callable[..., Any]) -> dg.LocalFileCodeReference:
+@lru_cache(maxsize=None)
+def _source(module: str) -> tuple[str, str]:
+    """(file, text) of a module, found without importing it (the stages import the whole core)."""
+    spec = importlib.util.find_spec(module)
+    path = spec.origin if spec and spec.origin else ""
+    return path, Path(path).read_text() if path else ""
+
+
+def code_reference(module: str, function: str) -> dg.LocalFileCodeReference:
     """Where a stage's work is written (the asset's page links to it; the multi_asset is added
     by ``with_source_code_references`` in definitions.py)."""
-    return dg.LocalFileCodeReference(file_path=inspect.getsourcefile(function) or "",
-                                      line_number=inspect.getsourcelines(function)[1],
-                                      label=f"stage {function.__name__}")
+    path, text = _source(module)
+    found = re.search(rf"^(?:async )?def {re.escape(function)}\(", text, re.MULTILINE)
+    return dg.LocalFileCodeReference(file_path=path, line_number=text.count("\n", 0, found.start()) + 1 if found else 1,
+                                      label=f"stage {function}")
 
 
 def column_description(table: str, column: str) -> str | None:

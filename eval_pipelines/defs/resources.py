@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import dagster as dg
-import duckdb
 
 from eval_pipelines.pipeline.project import ProjectPaths
-from eval_pipelines.store.connection import connect
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def default_root() -> str:
@@ -43,7 +44,9 @@ class EvalStore(dg.ConfigurableResource):
     db_path: str
 
     @contextmanager
-    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:
+        from eval_pipelines.store.connection import connect  # duckdb and pandas: when a run reads
+
         with connect(self.db_path, read_only=read_only) as con:
             yield con
 

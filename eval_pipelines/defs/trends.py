@@ -19,13 +19,15 @@ under the same key at once and gets its description after a reload.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
-import duckdb
 
 from eval_pipelines.pipeline.project import ProjectPaths, discover_skill_versions
 from eval_pipelines.store.partition import Partition
+
+if TYPE_CHECKING:
+    import duckdb
 
 TRENDS_GROUP = "skill_trends"
 TRENDS_PREFIX = "skill_trends"

@@ -11,11 +11,10 @@ from pydantic import ValidationError
 
 from eval_pipelines.suite.errors import UNUSED_PREFIX, SpecErrors
 from eval_pipelines.suite.judge_scripts import judge_script_errors
+from eval_pipelines.formats.agentv.assertions import one_lookup_per_type
 from eval_pipelines.formats.agentv.head import load_eval_yaml_head
 from eval_pipelines.formats.agentv.v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.formats.eval_yaml.loader import load_eval_yaml
-from eval_pipelines.formats.promptfoo.config import load_promptfoo
-from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER, PROMPTFOO_GRADER_CONFIG
 from eval_pipelines.formats.harness.loader import is_harness, load_harness
 from eval_pipelines.suite.models import Suite
 from eval_pipelines.suite.package import SkillPackage, inside_package, open_package, suite_files
@@ -72,7 +71,8 @@ def detect_format(doc: Document) -> str:
 
 def load_suite(file: Path, policy: PathPolicy | None = None) -> tuple[Suite, list[str]]:
     """Parse and validate one suite file; raises :class:`SpecErrors` listing every problem."""
-    suite, warnings = _load_suite(file, policy or PathPolicy())
+    with one_lookup_per_type():
+        suite, warnings = _load_suite(file, policy or PathPolicy())
     if errors := judge_script_errors(suite):
         raise SpecErrors(errors)
     return suite, warnings + unused_assertion_params(suite)
@@ -129,6 +129,9 @@ def _load_suite(file: Path, policy: PathPolicy) -> tuple[Suite, list[str]]:
         if kind == "agentv-v5":
             return load_agentv_v5(doc, policy)
         if kind == "promptfoo":
+            # promptfoo's loader (its assertion table, red-team graders): imported for its suites only
+            from eval_pipelines.formats.promptfoo.config import load_promptfoo
+
             return load_promptfoo(doc, policy)
         return load_eval_yaml_head(doc, policy)  # v2's names, or AgentV HEAD's later ones
     except (ValueError, OverflowError) as exc:
@@ -228,6 +231,8 @@ def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig
             else "a targets.yaml defining at least one target",
         )
     if suite.judge is None and suite.format == "promptfoo":  # promptfoo grades with its default provider
+        from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER, PROMPTFOO_GRADER_CONFIG
+
         targets[PROMPTFOO_GRADER] = OpenAITargetConfig.model_validate(PROMPTFOO_GRADER_CONFIG)
         suite.judge = PROMPTFOO_GRADER
 

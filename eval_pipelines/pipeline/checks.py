@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
+from eval_pipelines.pipeline.catalog import CHECK_SPECS
 from eval_pipelines.pipeline.stages import Markdown, StageContext
 from eval_pipelines.store import tables
 
@@ -185,34 +186,10 @@ def skill_triggers(ctx: StageContext) -> CheckResult:
     return CheckResult(passed is not False, text, meta, skipped=passed is None)
 
 
-CHECKS: tuple[Check, ...] = (
-    Check("every_case_has_an_output", "model_outputs",
-          "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
-    Check("suite_thresholds_met", "metrics",
-          "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
-          "declares none.", thresholds_met),
-    Check("blocking_gates", "metrics",
-          "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
-          "report. Passes for suites that are not blocking.", blocking_gates, blocking=True),
-    Check("no_significant_regression", "regression_report",
-          "No regression of the suite pass rate against the previous version or the previous night: fails when "
-          "the drop is significant (exact sign-flip test on per-case pass-rate differences, Holm-adjusted over "
-          "both comparisons and every target) and large enough (the suite's min_effect margin under its "
-          "effect_rule); says 'no regression' only when the 95% interval excludes a drop of the margin, else "
-          "'inconclusive'; names the cases labelled regressed (false-discovery q-value <= case_fdr). "
-          "Skipped while there is no baseline.", no_regression),
-    Check("no_hidden_breakage", "regression_report",
-          "No breakage hidden by the mean: cases can break while others improve and the pass rate stays put. "
-          "Fails when more cases dropped significantly on their own trials (one-sided Fisher p <= 0.02) than "
-          "rose, beyond chance (exact sign test on the two counts, Holm-adjusted over both comparisons and "
-          "every target); names the cases labelled regressed at the suite's case_fdr. Skipped while there is "
-          "no baseline.", no_hidden_breakage),
-    Check("skill_triggers", "trigger_results",
-          "The skill's description makes the agent load it when it should: trigger precision, recall and accuracy "
-          "over the package's trigger set (a query triggers when its trigger rate reaches the threshold) at or "
-          "above the minimums of `triggers:` in its eval-pipelines.yaml (min_accuracy 0.8 unless set). Skipped "
-          "without a trigger set or an agent target.", skill_triggers),
-)
+# The facts are in catalog.py (the Dagster definitions read them without importing this module).
+CHECKS: tuple[Check, ...] = tuple(
+    Check(spec.name, spec.stage, spec.description, globals()[spec.function], spec.blocking)
+    for spec in CHECK_SPECS)
 
 
 def checks_for(stage: str) -> list[Check]:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from eval_pipelines.run.targets.config import TargetConfig, load_targets_file
 from eval_pipelines.suite.errors import SpecErrors
-from eval_pipelines.formats.loader import LoadedSkill, load_skill
 from eval_pipelines.suite.package import find_packages, open_package
 from eval_pipelines.store.partition import Partition
+
+if TYPE_CHECKING:  # the formats and targets are imported when a suite loads, not with the project
+    from eval_pipelines.formats.loader import LoadedSkill
+    from eval_pipelines.run.targets.config import TargetConfig
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class ProjectPaths:
         )
 
     def project_targets(self) -> dict[str, TargetConfig]:
+        from eval_pipelines.run.targets.config import load_targets_file
+
         if self.targets_file is None:
             return {}
         return {t.name: t for t in load_targets_file(self.targets_file)}
@@ -42,6 +47,8 @@ class ProjectPaths:
 
     def load(self, source: Path) -> LoadedSkill:
         """A skill package (folder or zip) with its suite and targets, against this project."""
+        from eval_pipelines.formats.loader import load_skill
+
         return load_skill(source, datasets_dir=self.datasets_dir, extract_dir=self.work_dir,
                           project_targets=self.project_targets())
 

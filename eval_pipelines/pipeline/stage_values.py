@@ -8,12 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class Markdown(str):
-    """Metadata text to show as Markdown (the Dagster layer renders it so)."""
-
-
-class FilePath(str):
-    """Metadata naming a file the stage wrote."""
+# One class each, defined with the stage facts (catalog.py), which the Dagster layer reads.
+from eval_pipelines.pipeline.catalog import FilePath, Markdown  # noqa: E402,F401
 
 
 @dataclass

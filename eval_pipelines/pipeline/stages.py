@@ -30,6 +30,7 @@ from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.blind import run_blind_comparisons
+from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
 from eval_pipelines.pipeline.stage_values import FilePath, Markdown, StageResult
 from eval_pipelines.pipeline.triggers import run_trigger_evals
@@ -41,7 +42,6 @@ from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import (AgentTargetConfig, ClaudeCodeTargetConfig, OpenAITargetConfig,
                                                ScriptedJudgeConfig, connection)
 from eval_pipelines.run.targets.key_policy import TRUSTED_HOSTS_ENV
-from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import LoadedSkill
 from eval_pipelines.store import tables
@@ -262,6 +262,8 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
         return None
     from eval_pipelines.grading.judge import OpenAIJudge  # imports openai: only when a judge is named
 
+    from eval_pipelines.formats.promptfoo.providers import PROMPTFOO_GRADER
+
     env = ctx.env([config.api_key_env, config.base_url_env, TRUSTED_HOSTS_ENV])
     reached = connection(config, env)
     if stored.suite.judge == PROMPTFOO_GRADER and not (reached.api_key or reached.base_url):
@@ -383,37 +385,10 @@ def write_reports(ctx: StageContext) -> StageResult:
     return StageResult({}, meta)
 
 
-STAGES: tuple[Stage, ...] = (
-    Stage("eval_suite", "The skill version's eval suite, parsed from any supported format and validated.",
-          ("suites",), frozenset({"python", "duckdb"}), load_suite, ("loaded",)),
-    Stage("eval_datasets", "External dataset files (JSONL/CSV/YAML) the suite read, with content hashes.",
-          ("datasets",), frozenset({"duckdb"}), record_datasets, ("suite",)),
-    Stage("test_cases", "Every test case of the suite (inline and external dataset rows), one row each.",
-          ("test_cases",), frozenset({"duckdb"}), record_test_cases, ("suite",)),
-    Stage("model_outputs", "One output (or error row) per case x target x trial, from the suite's targets.",
-          ("model_outputs",), frozenset({"openai", "duckdb"}), call_targets, ("suite",)),
-    Stage("grades", "One grade per output x assertion, with score, status and readable details.",
-          ("grades",), frozenset({"python", "duckdb"}), grade, ("suite", "model_outputs", "early_grades")),
-    Stage("test_results", "Per output: gated weighted score, verdict (pass/borderline/fail) and status.",
-          ("test_results",), frozenset({"duckdb"}), score, ("suite", "grades", "outputs")),
-    Stage("metrics", "Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "
-                     "and per-case metrics over trials (table case_metrics).",
-          ("metrics", "case_metrics"), frozenset({"duckdb"}), aggregate,
-          ("suite", "test_results", "outputs")),
-    Stage("regression_report", "Per-case flips and metric changes against the previous version and the "
-                               "previous night, with p-values and intervals (table regressions).",
-          ("regressions",), frozenset({"duckdb"}), compare_with_baselines, ("suite", "test_results")),
-    Stage("trigger_results", "Trigger evaluation: each query of the package's trigger set run N times by the "
-                             "agent, the skill offered among others; whether it loaded the skill (table trigger_results).",
-          ("trigger_results",), frozenset({"openai", "duckdb"}), run_trigger_evals, ("suite",)),
-    Stage("blind_comparisons", "Opt-in: each output judged against the baseline version's output of the same case, "
-                               "labelled A/B in a seeded random order (table blind_comparisons).",
-          ("blind_comparisons",), frozenset({"openai", "duckdb"}), run_blind_comparisons, ("suite",)),
-    Stage("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
-                         "compared with the baseline version; files under reports/<date>/.",
-          (), frozenset({"json", "markdown", "html"}), write_reports, ("suite",)),
-)
-STAGE_NAMES = tuple(s.name for s in STAGES)
+# The facts are in catalog.py (the Dagster definitions read them without importing this module).
+STAGES: tuple[Stage, ...] = tuple(
+    Stage(spec.name, spec.description, spec.tables, spec.kinds, globals()[spec.function], spec.reads)
+    for spec in STAGE_SPECS)
 
 
 def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[tuple[Stage, StageResult]]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from eval_pipelines.store.connection import DB_ERRORS, DatabaseBusy, connect, insert_ignoring_existing, none_if_missing
+from eval_pipelines.store.connection import DatabaseBusy, db_errors, connect, insert_ignoring_existing, none_if_missing
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig
 
@@ -156,7 +156,7 @@ class ResponseCache:
         except DatabaseBusy:
             with self._lock:
                 self._pending = batch + self._pending  # try again at the next flush
-        except DB_ERRORS as exc:
+        except db_errors() as exc:
             # The answers are stored as outputs anyway; a cache that cannot take them must not
             # turn a good answer into a failed call (put() runs inside the target's call).
             _log.warning("%d answers were not added to the response cache: %s", len(rows), exc)

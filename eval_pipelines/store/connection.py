@@ -21,6 +21,7 @@ import hashlib
 import logging
 import os
 import random
+import sys
 import time
 from contextlib import contextmanager
 from functools import lru_cache
@@ -37,7 +38,7 @@ from eval_pipelines.store.views import ensure_views, marker
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["DB_ERRORS", "DatabaseBusy", "Partition", "TABLES", "connect", "insert_ignoring_existing",
+__all__ = ["db_errors", "DatabaseBusy", "Partition", "TABLES", "connect", "insert_ignoring_existing",
            "none_if_missing", "read_partition", "replace_partition", "replace_partitions", "schema_sql",
            "upsert_ratings"]
 
@@ -47,16 +48,20 @@ TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_r
           "blind_comparisons")
 
 
-def _driver_errors() -> tuple[type[BaseException], ...]:
-    try:
-        import psycopg
-    except ImportError:  # the Postgres store is optional (the `team` extra)
-        return (duckdb.Error,)
-    return (duckdb.Error, psycopg.Error)
+def db_errors() -> tuple[type[BaseException], ...]:
+    """What a failed statement raises, whichever store is behind the connection.
+
+    psycopg is counted only once something imported it (the Postgres store did):
+    importing it here cost ~0.25 s at every start, and a store that never loaded
+    it cannot raise its errors."""
+    psycopg = sys.modules.get("psycopg")
+    return (duckdb.Error,) if psycopg is None else (duckdb.Error, psycopg.Error)
 
 
-# What a failed statement raises, whichever store is behind the connection.
-DB_ERRORS = _driver_errors()
+def __getattr__(name: str) -> Any:
+    if name == "DB_ERRORS":  # the tuple under its former name, as of now
+        return db_errors()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _configured_wait() -> float:

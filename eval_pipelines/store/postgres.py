@@ -23,11 +23,12 @@ import re
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable, Mapping, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from eval_pipelines.store.partition import Partition
+
+if TYPE_CHECKING:  # pandas is imported when rows are read or written, not by is_postgres()
+    import pandas as pd
 
 PREFIXES = ("postgresql://", "postgres://")
 META_TABLE = "eval_pipelines_meta"
@@ -96,6 +97,8 @@ def _placeholders(sql: str) -> str:
 
 def _plain(value: Any) -> Any:
     """A pandas/numpy cell as the Python value psycopg writes (NaN, NA and NaT as NULL)."""
+    import pandas as pd
+
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -129,6 +132,8 @@ class PostgresResult:
         return self._cursor.fetchone() if self._cursor.description is not None else None
 
     def df(self) -> pd.DataFrame:
+        import pandas as pd
+
         names = [d.name for d in self._cursor.description or []]
         rows = self.fetchall()
         frame = pd.DataFrame.from_records(rows, columns=names) if rows else pd.DataFrame(columns=names)

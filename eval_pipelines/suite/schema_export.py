@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eval_pipelines.grading.registry import _BY_NAME
+from eval_pipelines.grading.registry import graders_by_name
 
 COMMON_ASSERT_FIELDS: dict[str, Any] = {
     "type": {"type": "string"},
@@ -27,7 +27,7 @@ def _assertion_schemas() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     variants: list[dict[str, Any]] = []
     defs: dict[str, Any] = {}
     seen: set[int] = set()
-    for grader in sorted(_BY_NAME.values(), key=lambda g: g.type):
+    for grader in sorted(graders_by_name().values(), key=lambda g: g.type):
         if id(grader) in seen:
             continue
         seen.add(id(grader))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eval_pipelines.grading.registry import _BY_NAME, known_types
+from eval_pipelines.grading.registry import graders_by_name, known_types
 from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import load_suite
 
@@ -43,7 +43,7 @@ def _blocks(text: str) -> list[Block]:
 
 
 BLOCKS = _blocks(TEXT)
-CANONICAL = sorted({grader.type for grader in _BY_NAME.values()})
+CANONICAL = sorted({grader.type for grader in graders_by_name().values()})
 HEADINGS = [line for line in TEXT.splitlines() if line.startswith(("## ", "### "))]
 
 
@@ -97,7 +97,7 @@ def _field_name(name: str, field) -> str:
 
 @pytest.mark.parametrize("type_name", CANONICAL)
 def test_every_field_and_alias_is_documented(type_name: str) -> None:
-    grader = next(g for g in _BY_NAME.values() if g.type == type_name)
+    grader = next(g for g in graders_by_name().values() if g.type == type_name)
     section = _section(type_name)
     fields = [_field_name(n, f) for n, f in grader.Params.model_fields.items()]
     undocumented = [f for f in fields if f"`{f}`" not in section and f"`{f}." not in section]

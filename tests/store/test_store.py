@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from eval_pipelines.store.connection import (
-    DB_ERRORS,
+    db_errors,
     TABLES,
     Partition,
     connect,
@@ -80,7 +80,7 @@ def test_failing_insert_rolls_back_and_keeps_old_rows(store: str) -> None:
     with connect(db) as con:
         replace_partition(con, "test_results", P1, results(P1, 1.0, 0.9))
         broken = results(P1, 0.0).drop(columns=["status"])  # NOT NULL column missing
-        with pytest.raises(DB_ERRORS):
+        with pytest.raises(db_errors()):
             replace_partition(con, "test_results", P1, broken)
         assert scores(con, P1) == [0.9, 1.0]
         # The connection is still usable after the rollback.

@@ -46,7 +46,6 @@ from eval_pipelines.formats.agentv.extensions import apply_agent_rules, read_ext
 from eval_pipelines.formats.agentv.head import apply_governance
 from eval_pipelines.formats.agentv.v5_tests import carry_criteria, finish_cases
 from eval_pipelines.formats.agentv.workspace import resolve_template
-from eval_pipelines.formats.promptfoo.config import load_promptfoo
 from eval_pipelines.suite.models import Suite, Workspace
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document
@@ -144,6 +143,8 @@ def load_agentv_v5(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str]]
     else:
         data.pop("target", None)
     try:
+        from eval_pipelines.formats.promptfoo.config import load_promptfoo  # its graders: for v5 suites only
+
         suite, warnings = load_promptfoo(Document(doc.file, carry_criteria(data), doc.lines), policy, "agentv",
                                          NAMES)
         warnings = [*warnings, *finish_cases(doc, suite)]
