@@ -14,6 +14,7 @@ from typing import Any, Callable
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
 from eval_pipelines.pipeline.stages import Markdown, StageContext
 from eval_pipelines.store import tables
+from eval_pipelines.store.configurations import column
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,17 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
 def outputs_complete(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     rows = ctx.rows("model_outputs")
-    expected = {(c.id, t, k) for c in suite.tests for t in suite.targets_for(c)
-                for k in range(suite.trials_for(c))}
-    found = {(r["test_id"], r["target"], int(r["trial"])) for r in rows.to_dict("records")}
+    configurations = suite.execution.configurations
+    expected = {(c.id, t, k, g) for c in suite.tests for t in suite.targets_for(c)
+                for k in range(suite.trials_for(c)) for g in configurations}
+    stored = column(rows) if len(rows) else []
+    found = {(r["test_id"], r["target"], int(r["trial"]), g) for r, g in zip(rows.to_dict("records"), stored)}
     missing = sorted(expected - found)
     passed = not missing and len(rows) == len(expected)
+    each = " x configuration" if len(configurations) > 1 else ""
     return CheckResult(
         passed=passed,
-        description=(f"{len(rows)} rows for {len(expected)} case x target x trial" if passed
+        description=(f"{len(rows)} rows for {len(expected)} case x target x trial{each}" if passed
                      else f"{len(missing)} of {len(expected)} outputs missing, {len(rows)} rows"),
         metadata={"expected_rows": len(expected), "rows": len(rows),
                   "errors": int(rows["error"].notna().sum()) if len(rows) else 0,
@@ -177,12 +181,38 @@ def no_hidden_breakage(ctx: StageContext) -> CheckResult:
     )
 
 
+def skill_helps(ctx: StageContext) -> CheckResult:
+    """The skill's uplift over all targets: fails when the skill hurts significantly (``hurts``)."""
+    rows = ctx.rows("uplifts")
+    overall = rows[rows["target"] == "*"] if len(rows) else rows
+    if overall.empty:
+        return CheckResult(True, "skipped: no run without the skill to compare with (configurations: "
+                                 "with_skill,without_skill)", skipped=True)
+    r = overall.iloc[0]
+    per_target = [{"target": t["target"], "verdict": t["verdict"], "delta": round(float(t["delta"]), 4)}
+                  for t in rows.to_dict("records")]
+    return CheckResult(
+        passed=r["verdict"] != "hurts",
+        description=f"{r['verdict']}: {r['wording']}",
+        metadata={"verdict": str(r["verdict"]), "delta": float(r["delta"]), "ci_low": float(r["ci_low"]),
+                  "ci_high": float(r["ci_high"]), "p_rise": float(r["p_rise"]), "p_drop": float(r["p_drop"]),
+                  "with_skill": float(r["with_skill"]), "without_skill": float(r["without_skill"]),
+                  "cases_compared": int(r["cases_compared"]), "significant": bool(r["significant"]),
+                  "large_enough": bool(r["large_enough"]), "targets": per_target},
+    )
+
+
 CHECKS: tuple[Check, ...] = (
     Check("every_case_has_an_output", "model_outputs",
           "Cases in = rows out: one output or error row per case x target x trial.", outputs_complete),
     Check("suite_thresholds_met", "metrics",
           "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
           "declares none.", thresholds_met),
+    Check("skill_helps", "metrics",
+          "The skill's uplift: each run's share of expectations met with the skill installed minus without it, "
+          "paired by case (exact one-sided sign-flip tests at alpha/2 each, the suite's min_effect margin). "
+          "Fails when the skill hurts significantly; 'helps' and 'no measurable effect' pass. Skipped when the "
+          "run has no without_skill configuration.", skill_helps),
     Check("blocking_gates", "metrics",
           "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
           "report. Passes for suites that are not blocking.", blocking_gates, blocking=True),

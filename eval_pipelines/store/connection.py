@@ -43,7 +43,7 @@ __all__ = ["DB_ERRORS", "DatabaseBusy", "Partition", "TABLES", "connect", "inser
 
 LOCK_WAIT_S = 120.0
 TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
-          "case_metrics", "regressions")
+          "case_metrics", "regressions", "uplifts")
 
 
 def _driver_errors() -> tuple[type[BaseException], ...]:
