@@ -143,9 +143,10 @@ def with_configurations(loaded, configurations: list[str]):  # noqa: ANN001, ANN
 def _configurations(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     known = ("with_skill", "without_skill")
-    if not names or any(n not in known for n in names) or len(set(names)) != len(names):
+    if (not names or any(n not in known for n in names) or len(set(names)) != len(names)
+            or "with_skill" not in names):
         raise argparse.ArgumentTypeError(
-            f"expected with_skill and/or without_skill, comma separated, each once; got {text!r}")
+            f"expected with_skill,without_skill (a baseline without the skill) or with_skill (none); got {text!r}")
     return names
 
 

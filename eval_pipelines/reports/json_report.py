@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any, Iterable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.reports.configurations import json_block
 from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
 
@@ -414,6 +415,7 @@ def build_report(data: ReportData) -> dict[str, Any]:
         "failures": failures(data),
         "recommendations": recommendations(data),
         "comparison": comparison(data),
+        "configurations": json_block(data),
         "results": [] if not include_details(data) else [
             {"eval_id": c.test_id, "name": c.name, "category": c.category, "target": c.target,
              "trial": c.trial, "verdict": c.verdict, "status": c.status, "score": c.score,

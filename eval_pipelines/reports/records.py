@@ -168,6 +168,10 @@ class ReportData:
     # The pipeline's statistical verdicts against this baseline (regressions table, level 'target'):
     # [{target, pass_rate_delta, ci_low, ci_high, p_value, adjusted_p, change}]
     significance: list[dict[str, Any]] = field(default_factory=list)
+    # Runs in several configurations (with_skill, without_skill): each one's metrics over all targets,
+    # and the skill's uplift per target (the skill_uplift view). Empty for a single-configuration run.
+    configurations: dict[str, dict[str, float]] = field(default_factory=dict)
+    uplift: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def overall(self) -> dict[str, float]:

@@ -190,8 +190,9 @@ class Execution(Model):
     @field_validator("configurations")
     @classmethod
     def _unique_configurations(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError("each configuration once")
+        if len(set(value)) != len(value) or WITH_SKILL not in value:
+            # with_skill is always run: gates, regressions and reports judge the skill as shipped.
+            raise ValueError("each configuration once, with_skill among them")
         return value
 
 

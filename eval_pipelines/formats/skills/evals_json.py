@@ -301,9 +301,9 @@ def _package_settings(ctx: LoadContext, file: Path) -> tuple[int, list[str]]:
     configurations = raw.get("configurations", list(DEFAULT_CONFIGURATIONS))
     if (not isinstance(configurations, list) or not configurations
             or any(c not in DEFAULT_CONFIGURATIONS for c in configurations)
-            or len(set(configurations)) != len(configurations)):
+            or len(set(configurations)) != len(configurations) or WITH_SKILL not in configurations):
         ctx.error(settings, ("configurations",), f"got {configurations!r}",
-                  "a list of with_skill and/or without_skill, each once (`[with_skill]` turns the baseline off)")
+                  "[with_skill, without_skill] (the default) or [with_skill] (no baseline)")
         configurations = list(DEFAULT_CONFIGURATIONS)
     return trials, configurations
 
