@@ -10,6 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+pytestmark = pytest.mark.slow  # 120 agent runs (20 cases x 3 runs x 2 configurations) by the stand-ins
+
 from eval_pipelines.cli import main
 from tests.support.uplift_skill import CASES, TRIALS, make_uplift_skill
 

@@ -20,11 +20,13 @@ TRIALS = 3
 MARKS = ("MARK_A", "MARK_B", "MARK_C", "MARK_D", "MARK_E")
 
 
-def make_uplift_skill(folder: Path, *, cases: int = CASES, trials: int = TRIALS) -> Path:
-    """The package under ``folder`` (created); returns its path."""
+def make_uplift_skill(folder: Path, *, cases: int = CASES, trials: int = TRIALS, hurts: bool = False,
+                      version: str = "1.0.0") -> Path:
+    """The package under ``folder`` (created); returns its path. ``hurts``: the planted effect the other
+    way round (MARK_B ... MARK_D met only when the transcript does NOT hold SKILL.md's body)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "SKILL.md").write_text(
-        f"---\nname: {NAME}\ndescription: Answers questions about the planted marks.\n---\n"
+        f"---\nname: {NAME}\ndescription: Answers questions about the planted marks.\nversion: {version}\n---\n"
         "# Uplift demo\n\nAlways mention MARK_B, MARK_C and MARK_D.\n", encoding="utf-8")
     evals = [{"id": i, "name": f"case-{i}", "prompt": f"Question {i}: which marks apply?",
               "expectations": [f"The answer names {mark}" for mark in MARKS]} for i in range(1, cases + 1)]
@@ -35,7 +37,9 @@ def make_uplift_skill(folder: Path, *, cases: int = CASES, trials: int = TRIALS)
         {"tool": "read_file", "args": {"path": f"skills/{NAME}/SKILL.md"}},
         {"answer": "MARK_A"}]}}), encoding="utf-8")
     (folder / "judge-script.yaml").write_text(yaml.safe_dump({
-        "rules": [{"expectation": mark, "holds": mark} for mark in MARKS], "otherwise": "fail"}), encoding="utf-8")
+        "rules": [{"expectation": mark, "holds": mark} if not hurts or mark in ("MARK_A", "MARK_E") else
+                  {"expectation": mark, "matches": r"^(?![\s\S]*Always mention)"} for mark in MARKS],
+        "otherwise": "fail"}), encoding="utf-8")
     (folder / "targets.yaml").write_text(yaml.safe_dump({"targets": [
         {"name": "default", "type": "agent", "model": "scripted-stand-in", "script": "agent-script.yaml",
          "max_turns": 4, "max_tool_calls": 4, "timeout_s": 60, "concurrency": 8},
