@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from eval_pipelines.suite.configurations import WITH_SKILL, WITHOUT_SKILL, Configurations  # noqa: F401 - re-exported
 from eval_pipelines.suite.content_parts import ContentPart, text_view
 
 Verdict = Literal["pass", "borderline", "fail"]
@@ -170,30 +171,12 @@ class Trials(Model):
     cost_limit_usd: float | None = None
 
 
-# The configurations a skill version is evaluated in (issue 32): `with_skill` (the skill installed:
-# staged in the agent's workspace and listed to it, SKILL.md as a chat target's system prompt) and
-# `without_skill` (the same target, prompts and files, the skill not installed): the baseline the
-# skill's uplift is measured against (analysis/uplift.py). Stored in the `configuration` column.
-WITH_SKILL = "with_skill"
-WITHOUT_SKILL = "without_skill"
-Configuration = Literal["with_skill", "without_skill"]
-
-
 class Execution(Model):
     targets: list[str] = Field(default_factory=list)
     trials: Trials = Field(default_factory=Trials)
     cache: bool = True
-    # Agent Skills packages (evals.json) default to both; every other format to with_skill alone
-    # (`run --configurations` or the package's eval-pipelines.yaml change it).
-    configurations: list[Configuration] = Field(default_factory=lambda: [WITH_SKILL], min_length=1)
-
-    @field_validator("configurations")
-    @classmethod
-    def _unique_configurations(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value) or WITH_SKILL not in value:
-            # with_skill is always run: gates, regressions and reports judge the skill as shipped.
-            raise ValueError("each configuration once, with_skill among them")
-        return value
+    # Agent Skills packages (evals.json) default to both (suite/configurations.py).
+    configurations: Configurations = Field(default_factory=lambda: [WITH_SKILL], min_length=1)
 
 
 class Settings(Model):
