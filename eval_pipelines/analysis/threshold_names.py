@@ -51,8 +51,8 @@ def metric_for_threshold(name: str) -> str:
 
 # Metrics a minimum makes sense for (rates and counts that should be high), as the metrics table
 # stores them, and seed 003's alias; pass_at_<k> / pass_hat_<k> in any spelling besides.
-THRESHOLD_NAMES = ("required_pass_rate", "pass_rate", "mean_score", "case_pass_rate", "passed", "graded",
-                   "cases", "trials")
+THRESHOLD_NAMES = ("required_pass_rate", "pass_rate", "mean_score", "case_pass_rate", "expectation_pass_rate",
+                   "passed", "graded", "cases", "trials")
 # What a suggestion is drawn from: the fixed names and the pass@k / pass^k spellings for small k.
 _SUGGESTIONS = (*THRESHOLD_NAMES, *(f"{p}{k}" for p in ("pass_at_", "pass_hat_", "pass@", "pass^")
                                     for k in range(1, 11)))

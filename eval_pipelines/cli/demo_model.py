@@ -168,7 +168,7 @@ def cmd_demo_model(args: argparse.Namespace) -> int:
     today = datetime.now(timezone.utc).date().isoformat()
     with connect(db_path, read_only=True) as con:
         rate = con.execute("SELECT value FROM metrics WHERE eval_date = ? AND skill_version = ? AND target = '*' "
-                           "AND metric = 'pass_rate'", [today, SKILL_VERSION]).fetchone()
+                           "AND metric = 'pass_rate' AND configuration = 'with_skill'", [today, SKILL_VERSION]).fetchone()
         outputs, errors = con.execute(
             "SELECT count(*), count(error) FROM model_outputs WHERE eval_date = ? AND skill_version = ?",
             [today, SKILL_VERSION]).fetchone()

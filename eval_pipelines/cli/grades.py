@@ -22,7 +22,7 @@ def cmd_grades_export(args: argparse.Namespace) -> int:
             """
             SELECT g.skill_version, g.test_id, g.target, g.trial, g.details, o.output, c.input
             FROM grades g
-            JOIN model_outputs o USING (eval_date, skill_version, test_id, target, trial)
+            JOIN model_outputs o USING (eval_date, skill_version, test_id, target, trial, configuration)
             JOIN test_cases c USING (eval_date, skill_version, test_id)
             WHERE g.status = 'pending_human' AND g.eval_date = ?
               AND (? IS NULL OR g.skill_version = ?)

@@ -42,6 +42,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     if args.trials is not None:  # wins over the suite's own count (and its cases')
         loaded = with_trials(loaded, args.trials)
+    if args.configurations is not None:  # wins over the format's default and the package's setting
+        loaded = with_configurations(loaded, args.configurations)
     now = datetime.now(timezone.utc)
     partition = Partition(now.date().isoformat(), loaded.package.key)
     # The stages' warnings (the suite's load warnings, which also land in `suites`;
@@ -134,6 +136,25 @@ def with_trials(loaded, trials: int):  # noqa: ANN001, ANN201
     return replace(loaded, suite=suite.model_copy(update={"execution": execution, "tests": tests}))
 
 
+def with_configurations(loaded, configurations: list[str]):  # noqa: ANN001, ANN201
+    """The loaded package run in these configurations (``run --configurations``)."""
+    from dataclasses import replace
+
+    suite = loaded.suite
+    execution = suite.execution.model_copy(update={"configurations": configurations})
+    return replace(loaded, suite=suite.model_copy(update={"execution": execution}))
+
+
+def _configurations(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = ("with_skill", "without_skill")
+    if (not names or any(n not in known for n in names) or len(set(names)) != len(names)
+            or "with_skill" not in names):
+        raise argparse.ArgumentTypeError(
+            f"expected with_skill,without_skill (a baseline without the skill) or with_skill (none); got {text!r}")
+    return names
+
+
 RUN_EXAMPLES = [
     ("eval-pipelines run skills/calculator/v1.1.0", "evaluate one skill version; the summary names failures and flips"),
     ("eval-pipelines run evals/quiz.yaml --target local", "a bare suite file, against one target"),
@@ -166,6 +187,10 @@ def add_run_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     p.add_argument("--concurrency", type=int, help="override every target's concurrency")
     p.add_argument("--trials", type=_trial_count, metavar="N",
                    help="run every case N times (wins over the suite's trials; evals.json: see docs/skill-creator.md)")
+    p.add_argument("--configurations", type=_configurations, metavar="LIST",
+                   help="with_skill,without_skill: also run every case without the skill installed (the "
+                        "baseline of the skill's uplift; default for Agent Skills packages); with_skill: "
+                        "no baseline (see docs/skill-creator.md)")
     p.add_argument("--no-cache", action="store_true", help="call every target again (no response cache)")
     p.add_argument("--compare-blind", metavar="BASELINE",
                    help="judge each output against BASELINE's (previous, a version, or skill@version) without "

@@ -104,10 +104,11 @@ def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s
                       count(*) FILTER (WHERE status = 'error'),
                       count(*) FILTER (WHERE status NOT IN ('graded', 'error')),
                       count(DISTINCT target), count(DISTINCT trial)
-               FROM test_results WHERE eval_date = ? AND skill_version = ?""", key).fetchone()
+               FROM test_results WHERE eval_date = ? AND skill_version = ? AND configuration = 'with_skill'""",
+            key).fetchone()
         summary.several_targets, summary.several_trials = targets > 1, trials > 1
         rate = con.execute("SELECT max(value) FROM metrics WHERE eval_date = ? AND skill_version = ? "
-                           "AND target = '*' AND metric = 'pass_rate'", key).fetchone()
+                           "AND target = '*' AND metric = 'pass_rate' AND configuration = 'with_skill'", key).fetchone()
         summary.pass_rate = rate[0] if rate else None
         summary.triggers = trigger_line(load_triggers(con, skill_version, eval_date))
         summary.blind = blind_line(load_blind(con, skill_version, eval_date))
@@ -119,8 +120,8 @@ def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s
                FROM test_results r
                LEFT JOIN grades g ON g.eval_date = r.eval_date AND g.skill_version = r.skill_version
                     AND g.test_id = r.test_id AND g.target = r.target AND g.trial = r.trial
-                    AND NOT g.passed AND g.status IN ('graded', 'error')
-               WHERE r.eval_date = ? AND r.skill_version = ?
+                    AND g.configuration = r.configuration AND NOT g.passed AND g.status IN ('graded', 'error')
+               WHERE r.eval_date = ? AND r.skill_version = ? AND r.configuration = 'with_skill'
                  AND (r.status = 'error' OR (r.status = 'graded' AND r.verdict IS DISTINCT FROM 'pass'))
                GROUP BY ALL ORDER BY r.test_id, r.target, r.trial""", key).fetchall()
         for test_id, target, trial, status, reason, grade_reasons, details in failing:

@@ -20,8 +20,8 @@ def print_summary(db_path: str, keys: Sequence[str], eval_date: str) -> None:
                    max(m.value) AS pass_rate
             FROM test_results r
             LEFT JOIN metrics m ON m.eval_date = r.eval_date AND m.skill_version = r.skill_version
-                 AND m.target = '*' AND m.metric = 'pass_rate'
-            WHERE r.eval_date = ? AND list_contains(?, r.skill_version)
+                 AND m.target = '*' AND m.metric = 'pass_rate' AND m.configuration = 'with_skill'
+            WHERE r.eval_date = ? AND list_contains(?, r.skill_version) AND r.configuration = 'with_skill'
             GROUP BY r.skill_version ORDER BY r.skill_version
             """,
             [eval_date, list(keys)],

@@ -77,6 +77,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
             'which case, on which named target, which trial (0-based)',
         'trial':
             'which case, on which named target, which trial (0-based)',
+        'configuration':
+            '`with_skill` (the skill installed) or `without_skill` (the same target, prompts and files, the skill not installed: the baseline of the skill\'s uplift); see [skill-creator.md](skill-creator.md), "With and without the skill". Rows stored before the column existed read `with_skill`',
         'output':
             'the text the target produced; NULL on error',
         'error':
@@ -147,6 +149,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
             'one line a person can read',
         'details':
             'type-specific details: expected/actual, matched patterns, captures, schema errors with JSON paths, ...',
+        'configuration':
+            "the output's configuration (`with_skill` / `without_skill`, as in `model_outputs`)",
         'calibrated_score':
             'for a grader judged against its own `threshold` (`llm_judge`, `model`, `agent_judge`, `semantic_sim`, `bleu`, `gleu`, `meteor`, `rouge_n`, `tool_call_f1`, ...): `score` mapped so the threshold lands on the pass mark 0.8 (see docs/assertions.md, "The judge"); `passed`, gates and the case\'s verdict are decided on it. NULL for graders without a threshold of their own',
     },
@@ -157,6 +161,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
             'which case, on which named target, which trial (0-based)',
         'trial':
             'which case, on which named target, which trial (0-based)',
+        'configuration':
+            '`with_skill` (the skill installed) or `without_skill` (the same target, prompts and files, the skill not installed: the baseline of the skill\'s uplift); see [skill-creator.md](skill-creator.md), "With and without the skill". Rows stored before the column existed read `with_skill`',
         'category':
             "the case's category",
         'score':
@@ -171,6 +177,8 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
     'metrics': {
         'target':
             'a target name, or `*` for all targets together',
+        'configuration':
+            '`with_skill` or `without_skill`: the runs the metric is over',
         'metric':
             "the metric's name: `pass_rate`, `mean_score`, `cost_usd`, ... (all listed below), or a suite's derived metric",
         'value':
@@ -229,6 +237,40 @@ COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
             "a target row's statistical and practical significance",
         'verdict':
             "the target's or breakage row's verdict as a sentence with its numbers",
+        'configuration':
+            "the configuration compared: always `with_skill` (the skill as shipped against its baselines' `with_skill` rows)",
+    },
+    'uplifts': {
+        'target':
+            'a target name, or `*` for all targets together',
+        'value':
+            "what is compared: `run_pass_rate`, each run's share of expectations met (1/0 for a case without expectations)",
+        'cases_compared':
+            'cases that ran in both configurations (the pairs)',
+        'with_skill':
+            "mean over cases of the case's mean value over its trials, in each configuration",
+        'without_skill':
+            "mean over cases of the case's mean value over its trials, in each configuration",
+        'delta':
+            'with minus without: the mean of the per-case differences',
+        'ci_low':
+            '95% Student-t interval of `delta`',
+        'ci_high':
+            '95% Student-t interval of `delta`',
+        'p_rise':
+            'exact one-sided sign-flip p-values of a rise and of a drop, each judged at alpha/2',
+        'p_drop':
+            'exact one-sided sign-flip p-values of a rise and of a drop, each judged at alpha/2',
+        'significant':
+            "statistical significance; practical significance (the suite's `min_effect` under its `effect_rule`)",
+        'large_enough':
+            "statistical significance; practical significance (the suite's `min_effect` under its `effect_rule`)",
+        'verdict':
+            '`helps`, `no_measurable_effect` or `hurts`',
+        'wording':
+            'the verdict as a sentence with its numbers',
+        'detail':
+            'the policy (`alpha`, `min_effect`, `effect_rule`, `interval_level`), the test and the pairing',
     },
     'trigger_results': {
         'target':

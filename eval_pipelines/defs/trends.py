@@ -62,7 +62,7 @@ def skill_history(con: duckdb.DuckDBPyConnection, skill: str) -> list[tuple[str,
     """(version, eval_date, pass rate) of every stored evaluation of the skill, all targets together."""
     return con.execute(
         "SELECT version, eval_date, value FROM metrics WHERE skill = ? AND target = '*' AND metric = 'pass_rate' "
-        "ORDER BY eval_date, version", [skill]).fetchall()
+        "AND configuration = 'with_skill' ORDER BY eval_date, version", [skill]).fetchall()
 
 
 def history_markdown(rows: list[tuple[str, str, float]]) -> str:
@@ -80,7 +80,8 @@ def history_markdown(rows: list[tuple[str, str, float]]) -> str:
 def trend_point(con: duckdb.DuckDBPyConnection, partition: Partition, verdict: str) -> dg.AssetMaterialization | None:
     """What the skill's trend asset records for this partition (None if it has no metrics rows)."""
     values = dict(con.execute(
-        "SELECT metric, value FROM metrics WHERE eval_date = ? AND skill_version = ? AND target = '*'",
+        "SELECT metric, value FROM metrics WHERE eval_date = ? AND skill_version = ? AND target = '*' "
+        "AND configuration = 'with_skill'",
         [partition.eval_date, partition.skill_version]).fetchall())
     if not values:
         return None

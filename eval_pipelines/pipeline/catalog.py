@@ -58,10 +58,11 @@ STAGE_SPECS: tuple[StageSpec, ...] = (
               ("grades",), frozenset({"python", "duckdb"}), "grade", ("suite", "model_outputs", "early_grades")),
     StageSpec("test_results", "Per output: gated weighted score, verdict (pass/borderline/fail) and status.",
               ("test_results",), frozenset({"duckdb"}), "score", ("suite", "grades", "outputs")),
-    StageSpec("metrics", "Suite metrics per target (pass rate, mean score, pass@k, pass^k, latency, cost) "
-                         "and per-case metrics over trials (table case_metrics).",
-              ("metrics", "case_metrics"), frozenset({"duckdb"}), "aggregate",
-              ("suite", "test_results", "outputs")),
+    StageSpec("metrics", "Suite metrics per configuration and target (pass rate, mean score, pass@k, pass^k, "
+                         "latency, cost, run summary), per-case metrics over trials (table case_metrics) and the "
+                         "skill's uplift, with minus without (table uplifts, view skill_uplift).",
+              ("metrics", "case_metrics", "uplifts"), frozenset({"duckdb"}), "aggregate",
+              ("suite", "test_results", "grades", "outputs")),
     StageSpec("regression_report", "Per-case flips and metric changes against the previous version and the "
                                    "previous night, with p-values and intervals (table regressions).",
               ("regressions",), frozenset({"duckdb"}), "compare_with_baselines", ("suite", "test_results")),
@@ -84,6 +85,11 @@ CHECK_SPECS: tuple[CheckSpec, ...] = (
     CheckSpec("suite_thresholds_met", "metrics",
               "Every threshold the suite declares (pass rate, pass@k, pass^k) is met. Skipped when the suite "
               "declares none.", "thresholds_met"),
+    CheckSpec("skill_helps", "metrics",
+              "The skill's uplift: each run's share of expectations met with the skill installed minus without "
+              "it, paired by case (exact one-sided sign-flip tests at alpha/2 each, the suite's min_effect "
+              "margin). Fails when the skill hurts significantly; 'helps' and 'no measurable effect' pass. "
+              "Skipped when the run has no without_skill configuration.", "skill_helps"),
     CheckSpec("blocking_gates", "metrics",
               "For suites marked `blocking: true`: a missed threshold fails the run and stops the regression "
               "report. Passes for suites that are not blocking.", "blocking_gates", blocking=True),

@@ -15,6 +15,7 @@ from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshol
 from eval_pipelines.pipeline.catalog import CHECK_SPECS
 from eval_pipelines.pipeline.stages import Markdown, StageContext
 from eval_pipelines.store import tables
+from eval_pipelines.store.configurations import column
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,17 @@ def thresholds_met(ctx: StageContext) -> CheckResult:
 def outputs_complete(ctx: StageContext) -> CheckResult:
     suite = ctx.suite().suite
     rows = ctx.rows("model_outputs")
-    expected = {(c.id, t, k) for c in suite.tests for t in suite.targets_for(c)
-                for k in range(suite.trials_for(c))}
-    found = {(r["test_id"], r["target"], int(r["trial"])) for r in rows.to_dict("records")}
+    configurations = suite.execution.configurations
+    expected = {(c.id, t, k, g) for c in suite.tests for t in suite.targets_for(c)
+                for k in range(suite.trials_for(c)) for g in configurations}
+    stored = column(rows) if len(rows) else []
+    found = {(r["test_id"], r["target"], int(r["trial"]), g) for r, g in zip(rows.to_dict("records"), stored)}
     missing = sorted(expected - found)
     passed = not missing and len(rows) == len(expected)
+    each = " x configuration" if len(configurations) > 1 else ""
     return CheckResult(
         passed=passed,
-        description=(f"{len(rows)} rows for {len(expected)} case x target x trial" if passed
+        description=(f"{len(rows)} rows for {len(expected)} case x target x trial{each}" if passed
                      else f"{len(missing)} of {len(expected)} outputs missing, {len(rows)} rows"),
         metadata={"expected_rows": len(expected), "rows": len(rows),
                   "errors": int(rows["error"].notna().sum()) if len(rows) else 0,
@@ -184,6 +188,27 @@ def skill_triggers(ctx: StageContext) -> CheckResult:
 
     passed, text, meta = check_numbers(ctx.rows("trigger_results"), package_settings(ctx.suite().package_root))
     return CheckResult(passed is not False, text, meta, skipped=passed is None)
+
+
+def skill_helps(ctx: StageContext) -> CheckResult:
+    """The skill's uplift over all targets: fails when the skill hurts significantly (``hurts``)."""
+    rows = ctx.rows("uplifts")
+    overall = rows[rows["target"] == "*"] if len(rows) else rows
+    if overall.empty:
+        return CheckResult(True, "skipped: no run without the skill to compare with (configurations: "
+                                 "with_skill,without_skill)", skipped=True)
+    r = overall.iloc[0]
+    per_target = [{"target": t["target"], "verdict": t["verdict"], "delta": round(float(t["delta"]), 4)}
+                  for t in rows.to_dict("records")]
+    return CheckResult(
+        passed=r["verdict"] != "hurts",
+        description=f"{r['verdict']}: {r['wording']}",
+        metadata={"verdict": str(r["verdict"]), "delta": float(r["delta"]), "ci_low": float(r["ci_low"]),
+                  "ci_high": float(r["ci_high"]), "p_rise": float(r["p_rise"]), "p_drop": float(r["p_drop"]),
+                  "with_skill": float(r["with_skill"]), "without_skill": float(r["without_skill"]),
+                  "cases_compared": int(r["cases_compared"]), "significant": bool(r["significant"]),
+                  "large_enough": bool(r["large_enough"]), "targets": per_target},
+    )
 
 
 # The facts are in catalog.py (the Dagster definitions read them without importing this module).

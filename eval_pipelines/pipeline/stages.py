@@ -15,7 +15,6 @@ in a plain loop.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,8 +23,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import pandas as pd
 
-from eval_pipelines.analysis.derived_metrics import suite_derived
-from eval_pipelines.analysis.metrics import case_metrics, expectation_metrics, suite_metrics
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
@@ -48,6 +45,11 @@ from eval_pipelines.store import tables
 from eval_pipelines.store.connection import connect, read_partition, replace_partitions
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.queries import find_baselines, grading_context
+from eval_pipelines.store.configurations import configurations_in, encode_uplifts, of_configuration, primary
+from eval_pipelines.analysis.configurations import skill_uplifts
+from eval_pipelines.pipeline.configurations import (all_runs, configuration_metrics, configurations_markdown,
+                                                    configurations_of_outputs)
+from eval_pipelines.suite.models import WITH_SKILL
 
 if TYPE_CHECKING:
     from eval_pipelines.grading.judge import Judge
@@ -185,16 +187,20 @@ def call_targets(ctx: StageContext) -> StageResult:
     names = sorted({n for t in stored.targets.values()
                     if isinstance(t, (OpenAITargetConfig, AgentTargetConfig, ClaudeCodeTargetConfig))
                     for n in (t.api_key_env, t.base_url_env)} | {TRUSTED_HOSTS_ENV})
-    passes = _early_verdict(ctx, stored)
+    configurations = stored.suite.execution.configurations
+    verdicts = {c: _early_verdict(ctx, stored, c) for c in configurations}
     ctx.release()  # no DuckDB connection is held while models answer
     cache = ResponseCache(ctx.paths.db_path) if ctx.options.use_cache else None
     # The cache writes in short batches that never wait on the lock: other runs
-    # can write meanwhile.
-    outputs = asyncio.run(run_model_phase(
-        stored.suite, stored.targets, stored.package_root, ctx.env(names),
-        concurrency=ctx.options.concurrency, cache=cache,
-        workspace_dir=ctx.paths.workspace_dir(ctx.partition), on_output=ctx.options.on_output,
-        passes=passes))
+    # can write meanwhile. One configuration after the other (with_skill, then without_skill):
+    # the same cases, targets and trials, the skill installed or not (run/engine.py).
+    outputs = []
+    for configuration in configurations:
+        outputs += asyncio.run(run_model_phase(
+            stored.suite, stored.targets, stored.package_root, ctx.env(names),
+            concurrency=ctx.options.concurrency, cache=cache,
+            workspace_dir=ctx.paths.workspace_dir(ctx.partition), on_output=ctx.options.on_output,
+            passes=verdicts[configuration], configuration=configuration))
     ctx.memo["outputs"] = outputs
     errors = sum(o.error is not None for o in outputs)
     if errors:
@@ -204,7 +210,8 @@ def call_targets(ctx: StageContext) -> StageResult:
                        {"errors": errors, "cached": sum(o.cached for o in outputs)})
 
 
-def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[ModelOutput], Any] | None:
+def _early_verdict(ctx: StageContext, stored: tables.StoredSuite,
+                   configuration: str = WITH_SKILL) -> Callable[[ModelOutput], Any] | None:
     """Grade one output during the model phase, when the suite must know at once whether a
     case passed: failFast (000 `settings.failFast`) stops after the first failing case, and a
     failing case is re-run (000 `retryCount`/`retryFailed`, 003 `retry_failed`). The grades
@@ -212,13 +219,13 @@ def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[M
     suite = stored.suite
     if not (suite.settings.fail_fast or any(suite.reruns_for(c) for c in suite.tests)):
         return None
-    _, context = grading_context(ctx.connection(), ctx.partition, suite.baseline)
+    _, context = grading_context(ctx.connection(), ctx.partition, suite.baseline, configuration)
     suite_dir = Path(suite.source_file).parent
 
     # The grades decided on are handed to the grades stage, which keeps them for the outputs
     # it stores unchanged: a judge is asked once per output, and the stored grade is the one
     # that decided whether the case ran again.
-    decided: GradedAlready = ctx.memo.setdefault("early_grades", {})
+    decided: GradedAlready = ctx.memo.setdefault("early_grades", {}).setdefault(configuration, {})
 
     async def passes(output: ModelOutput) -> bool:
         judge = _judge(ctx, stored)  # its client belongs to this event loop: closed after use
@@ -235,19 +242,25 @@ def _early_verdict(ctx: StageContext, stored: tables.StoredSuite) -> Callable[[M
 
 def grade(ctx: StageContext) -> StageResult:
     stored = ctx.suite()
-    outputs = ctx.rows("model_outputs")
-    baseline, context = grading_context(ctx.connection(), ctx.partition, stored.suite.baseline)
-    ctx.release()  # judge calls and sandboxed scripts may take long
-    workspace = ctx.paths.workspace_dir(ctx.partition)
-    if workspace.is_dir():
-        context = replace(context, workspace=workspace)
-    if baseline:
-        ctx.log.info(f"regression comparisons use the outputs of {baseline.skill_version} ({baseline.eval_date})")
-    graded = grade_frame(stored.suite, outputs, tables.decode_outputs,
-                         suite_dir=Path(stored.suite.source_file).parent,
-                         make_judge=lambda: _judge(ctx, stored), context=context,
-                         graded_already=ctx.memo.get("early_grades"))
-    frame = tables.encode_grades(graded, ctx.partition, ctx.run_id, stored.suite.name)
+    all_outputs = ctx.rows("model_outputs")
+    frames = []
+    for configuration in configurations_in(all_outputs) or [WITH_SKILL]:
+        # Each configuration is graded on its own: its outputs, and the baseline version's outputs
+        # of the same configuration for the comparison graders.
+        outputs = of_configuration(all_outputs, configuration)
+        baseline, context = grading_context(ctx.connection(), ctx.partition, stored.suite.baseline, configuration)
+        ctx.release()  # judge calls and sandboxed scripts may take long
+        workspace = ctx.paths.workspace_dir(ctx.partition)
+        if workspace.is_dir():
+            context = replace(context, workspace=workspace)
+        if baseline:
+            ctx.log.info(f"regression comparisons use the outputs of {baseline.skill_version} ({baseline.eval_date})")
+        graded = grade_frame(stored.suite, outputs, tables.decode_outputs,
+                             suite_dir=Path(stored.suite.source_file).parent,
+                             make_judge=lambda: _judge(ctx, stored), context=context,
+                             graded_already=ctx.memo.get("early_grades", {}).get(configuration))
+        frames.append(tables.encode_grades(graded, ctx.partition, ctx.run_id, stored.suite.name, configuration))
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return StageResult(_write(ctx, "grades", frame))
 
 
@@ -273,71 +286,59 @@ def _judge(ctx: StageContext, stored: tables.StoredSuite) -> "Judge | None":
 
 def score(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
-    grades = tables.decode_grades(ctx.rows("grades"))
+    all_grades = ctx.rows("grades")
     cases = {c.id: c for c in suite.tests}
-    scored = []
-    for o in ctx.outputs():
-        key = (o.test_id, o.target, o.trial)
-        case = cases.get(o.test_id)
-        scored.append((key, case.category if case else None,
-                       score_case(grades.get(key, []), output_error(o), rule=suite.scoring,
-                                  threshold=case.threshold if case else None)))
-    frame = tables.encode_results(scored, ctx.partition, ctx.run_id, suite.name)
-    outcomes = Counter(s.verdict or s.status for _, _, s in scored)
+    frames, outcomes = [], Counter()
+    for configuration in configurations_of_outputs(ctx.outputs()):
+        grades = tables.decode_grades(of_configuration(all_grades, configuration))
+        scored = []
+        for o in ctx.outputs():
+            if o.configuration != configuration:
+                continue
+            key = (o.test_id, o.target, o.trial)
+            case = cases.get(o.test_id)
+            scored.append((key, case.category if case else None,
+                           score_case(grades.get(key, []), output_error(o), rule=suite.scoring,
+                                      threshold=case.threshold if case else None)))
+        frames.append(tables.encode_results(scored, ctx.partition, ctx.run_id, suite.name, configuration))
+        outcomes.update(s.verdict or s.status for _, _, s in scored)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else (
+        frames[0] if frames else tables.encode_results([], ctx.partition, ctx.run_id, suite.name))
     return StageResult(_write(ctx, "test_results", frame), {"verdicts": dict(outcomes)})
 
 
 def aggregate(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
-    trials = tables.decode_trials(ctx.rows("test_results"), ctx.outputs())
-    per_case = case_metrics(trials, suite.execution.trials.strategy)
-    values = suite_metrics(trials)
-    for target in values:
-        cases = [v for (t, _), v in per_case.items() if target in ("*", t)]
-        if cases:
-            values[target]["case_pass_rate"] = sum(v["case_passed"] for v in cases) / len(cases)
-            values[target]["flaky_cases"] = float(sum(v["flaky"] for v in cases))
-    for target, items in expectation_metrics(_expectations_graded(ctx.rows("grades"))).items():
-        values.setdefault(target, {}).update(items)
-    derived, undefined = _derived(ctx, suite)
-    for target, items in derived.items():
-        values.setdefault(target, {}).update(items)
-    for line in undefined:  # no row: the metrics table holds numbers only
-        ctx.log.warning("derived metric %s", line)
-    written = ctx.write_all({  # one transaction: never one table of the two alone
-        "metrics": tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name),
-        "case_metrics": tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name)})
-    overall = values.get("*", {})
-    meta: dict[str, Any] = {"summary": Markdown(metrics_markdown(overall, ctx.rows("test_results")))}
+    all_results, all_grades = ctx.rows("test_results"), ctx.rows("grades")
+    metric_frames, case_frames, by_configuration = [], [], {}
+    for configuration in configurations_in(all_results) or [WITH_SKILL]:
+        outputs = [o for o in ctx.outputs() if o.configuration == configuration]
+        values, per_case = configuration_metrics(suite, configuration, of_configuration(all_results, configuration),
+                                                 of_configuration(all_grades, configuration), outputs, ctx.log)
+        by_configuration[configuration] = values
+        metric_frames.append(tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name, configuration))
+        case_frames.append(tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name, configuration))
+    policy = regression_policy(suite.regression)
+    uplifts = skill_uplifts(all_runs(all_results, all_grades, ctx.outputs()), policy)
+    written = ctx.write_all({  # one transaction: never one table of the three alone
+        "metrics": pd.concat(metric_frames, ignore_index=True),
+        "case_metrics": pd.concat(case_frames, ignore_index=True),
+        "uplifts": encode_uplifts(uplifts, policy, ctx.partition, ctx.run_id, suite.name)})
+    shown = primary(by_configuration)
+    overall = by_configuration[shown].get("*", {})
+    meta: dict[str, Any] = {"summary": Markdown(metrics_markdown(overall, of_configuration(all_results, shown)))}
+    if len(by_configuration) > 1 or uplifts:
+        meta["configurations"] = Markdown(configurations_markdown(by_configuration, uplifts))
     # Numeric metadata: Dagster plots these across partitions (versions and nights).
     for name in ("pass_rate", "expectation_pass_rate", "mean_score", "pass_at_1", "case_pass_rate", "cost_usd",
                  "latency_p50_ms",
                  "latency_p95_ms", "errors"):
         if name in overall:
             meta[name] = float(overall[name])
+    overall_uplift = next((u for u in uplifts if u.target == "*"), None)
+    if overall_uplift is not None:
+        meta["skill_uplift"] = float(overall_uplift.delta)
     return StageResult(written, meta)
-
-
-def _expectations_graded(grades: pd.DataFrame) -> list[tuple[str, list[bool]]]:
-    """(target, each expectation's passed) of every graded ``expectations`` grade (evals.json)."""
-    if grades.empty:
-        return []
-    rows = grades[(grades["assertion_type"] == "expectations") & (grades["status"] == "graded")]
-    out = []
-    for target, details in zip(rows["target"], rows["details"]):
-        data = json.loads(details) if isinstance(details, str) else details
-        out.append((str(target), [bool(e.get("passed")) for e in (data or {}).get("expectations", [])]))
-    return out
-
-
-def _derived(ctx: StageContext, suite: "Suite") -> tuple[dict[str, dict[str, float]], list[str]]:
-    """promptfoo ``derivedMetrics`` over the partition's named grades (analysis/derived_metrics.py)."""
-    if not suite.derived_metrics:
-        return {}, []
-    grades = ctx.rows("grades")
-    graded = [(r["test_id"], r["target"], int(r["trial"]), int(r["assertion_index"]), float(r["score"]),
-               float(r["weight"])) for r in grades.to_dict("records")]
-    return suite_derived(suite, [(o.test_id, o.target, o.trial) for o in ctx.outputs()], graded)
 
 
 def regression_policy(settings: "RegressionSettings") -> RegressionPolicy:
@@ -350,14 +351,19 @@ def regression_policy(settings: "RegressionSettings") -> RegressionPolicy:
 def compare_with_baselines(ctx: StageContext) -> StageResult:
     suite = ctx.suite().suite
     policy = regression_policy(suite.regression)
-    current = tables.decode_trials(ctx.rows("test_results"))
+    # The skill as shipped is what regresses: the primary configuration (with_skill) of this run
+    # against the same configuration of its baselines.
+    rows = ctx.rows("test_results")
+    configuration = primary(configurations_in(rows))
+    current = tables.decode_trials(of_configuration(rows, configuration))
     con = ctx.connection()
     baselines = find_baselines(con, ctx.partition, suite.baseline)
-    previous = [tables.decode_trials(read_partition(con, "test_results", b.partition)) for b in baselines]
+    previous = [tables.decode_trials(of_configuration(read_partition(con, "test_results", b.partition), configuration))
+                for b in baselines]
     # One family: the previous-version and previous-night comparisons are corrected together.
     results = compare_all(current, previous, policy)
     comparisons = [(b.comparison, b.partition, result) for b, result in zip(baselines, results)]
-    frame = tables.encode_regressions(comparisons, policy, ctx.partition, ctx.run_id, suite.name)
+    frame = tables.encode_regressions(comparisons, policy, ctx.partition, ctx.run_id, suite.name, configuration)
     summary = regression_summary(comparisons)
     return StageResult(_write(ctx, "regressions", frame), {
         "comparisons": Markdown(regression_markdown(summary) or "no baseline yet"),

@@ -77,8 +77,8 @@ def attach_baseline(con, cases: list[CaseResult], skill: str, version: str,  # n
         FROM test_results r
         LEFT JOIN model_outputs o
                ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-              AND o.target = r.target AND o.trial = r.trial
-        WHERE r.skill_version = ? AND r.eval_date = ?""", [key, eval_date])
+              AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
+        WHERE r.skill_version = ? AND r.eval_date = ? AND r.configuration = 'with_skill'""", [key, eval_date])
     exact = {(r["test_id"], r["target"], int(r["trial"])): r for r in rows}
     loose: dict[tuple[str, int], dict[str, Any]] = {}
     for r in rows:

@@ -24,6 +24,7 @@ from eval_pipelines.reports.history import load_history
 from eval_pipelines.reports.loading import (
     eval_dates,
     load_cases,
+    load_configurations,
     load_metrics,
     resolve_version,
     versions_with_results,
@@ -78,6 +79,7 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
         run = load_run_info(con, skill, version, eval_date)
         cases = load_cases(con, key, eval_date)
         metrics = load_metrics(con, key, eval_date)
+        configurations, uplift = load_configurations(con, key, eval_date)
 
         baseline_info = baseline_run(con, run, versions, against)
         baseline_metrics: dict[str, float] = {}
@@ -92,7 +94,7 @@ def load_report(db_path: str | Path, skill: str, version: str | None = None, eva
     return ReportData(run=run, cases=cases, metrics=metrics, baseline=baseline_info,
                       baseline_metrics=baseline_metrics, version_history=by_version, date_history=by_date,
                       removed=removed, significance=verdicts, triggers=triggers,
-                      blind=blind)
+                      blind=blind, configurations=configurations, uplift=uplift)
 
 
 def skills_with_results(db_path: str | Path) -> dict[str, list[str]]:

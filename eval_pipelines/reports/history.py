@@ -19,7 +19,7 @@ def load_history(con, skill: str, versions: list[str], current: RunInfo,  # noqa
                max(value) FILTER (WHERE metric = 'passed') AS passed,
                max(value) FILTER (WHERE metric = 'graded') + coalesce(max(value) FILTER (WHERE metric = 'errors'), 0)
                    AS counted
-        FROM metrics WHERE skill = ? AND target = '*'
+        FROM metrics WHERE skill = ? AND target = '*' AND configuration = 'with_skill'
         GROUP BY version, eval_date ORDER BY eval_date""", [skill])
 
     def point(r: dict[str, Any]) -> HistoryPoint:

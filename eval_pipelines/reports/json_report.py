@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
 from eval_pipelines.reports.comparison import labelled_regressed
+from eval_pipelines.reports.configurations import json_block as configurations_json
 from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
 
 SCHEMA_VERSION = "1.0"
@@ -414,14 +415,14 @@ def build_report(data: ReportData) -> dict[str, Any]:
         "failures": failures(data),
         "recommendations": recommendations(data),
         "comparison": comparison(data),
+        "configurations": configurations_json(data),
         "results": [] if not include_details(data) else [
             {"eval_id": c.test_id, "name": c.name, "category": c.category, "target": c.target,
              "trial": c.trial, "verdict": c.verdict, "status": c.status, "score": c.score,
              "reason": c.reason, "latency_ms": c.latency_ms, "change": c.change}
             for c in data.cases
         ],
-        "history": {"by_version": _history_json(data.version_history),
-                    "by_date": _history_json(data.date_history)},
+        "history": {"by_version": _history_json(data.version_history), "by_date": _history_json(data.date_history)},
     }
     return {"eval_report": report}
 

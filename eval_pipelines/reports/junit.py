@@ -143,7 +143,9 @@ def junit_xml(partition: Partition, results: pd.DataFrame, case_passed: dict[tup
 
 def write_junit(db_path: str, partition: Partition, out: Path) -> Path:
     """Read the partition's rows from the store and write its JUnit XML to ``out``."""
-    where, params = "eval_date = ? AND skill_version = ?", [partition.eval_date, partition.skill_version]
+    # One testcase per case, target and trial of the skill as shipped (with_skill).
+    where = "eval_date = ? AND skill_version = ? AND configuration = 'with_skill'"
+    params = [partition.eval_date, partition.skill_version]
     with connect(db_path, read_only=True) as con:
         results = con.execute(f"SELECT test_id, target, trial, category, score, verdict, status, reason "
                               f"FROM test_results WHERE {where} ORDER BY target, test_id, trial", params).df()

@@ -85,8 +85,8 @@ LEFT JOIN test_cases c
        ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o
        ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-      AND o.target = r.target AND o.trial = r.trial
-WHERE r.skill_version = ? AND r.eval_date = ?
+      AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
+WHERE r.skill_version = ? AND r.eval_date = ? AND r.configuration = 'with_skill'
 ORDER BY c.rowid NULLS LAST, r.test_id, r.target, r.trial
 """
 
@@ -94,7 +94,7 @@ ORDER BY c.rowid NULLS LAST, r.test_id, r.target, r.trial
 def load_cases(con, skill_version: str, eval_date: str) -> list[CaseResult]:  # noqa: ANN001
     grades: dict[tuple[str, str, int], list[Grade]] = {}
     for g in dict_rows(con, "SELECT * FROM grades WHERE skill_version = ? AND eval_date = ? "
-                            "ORDER BY test_id, target, trial, assertion_index", [skill_version, eval_date]):
+                            "AND configuration = 'with_skill' ORDER BY test_id, target, trial, assertion_index", [skill_version, eval_date]):
         grades.setdefault((g["test_id"], g["target"], int(g["trial"])), []).append(Grade(
             index=int(g["assertion_index"]), type=g["assertion_type"], name=g["assertion_name"],
             family=grader_family(g["assertion_type"]), weight=float(g["weight"]),
@@ -103,7 +103,7 @@ def load_cases(con, skill_version: str, eval_date: str) -> list[CaseResult]:  # 
         ))
     flaky = {(t, g) for t, g in con.execute(
         "SELECT test_id, target FROM case_metrics WHERE skill_version = ? AND eval_date = ? "
-        "AND metric = 'flaky' AND value = 1", [skill_version, eval_date]).fetchall()}
+        "AND metric = 'flaky' AND value = 1 AND configuration = 'with_skill'", [skill_version, eval_date]).fetchall()}
     cases = []
     for r in dict_rows(con, CASES_SQL, [skill_version, eval_date]):
         key = (r["test_id"], r["target"], int(r["trial"]))
@@ -121,10 +121,27 @@ def load_cases(con, skill_version: str, eval_date: str) -> list[CaseResult]:  # 
     return cases
 
 
-def load_metrics(con, skill_version: str, eval_date: str) -> dict[str, dict[str, float]]:  # noqa: ANN001
+def load_metrics(con, skill_version: str, eval_date: str,  # noqa: ANN001
+                 configuration: str = "with_skill") -> dict[str, dict[str, float]]:
+    """target -> metric -> value of one configuration (default: the skill as shipped, with_skill)."""
     out: dict[str, dict[str, float]] = {}
     for target, metric, value in con.execute(
             "SELECT target, metric, value FROM metrics WHERE skill_version = ? AND eval_date = ? "
-            "ORDER BY target, metric", [skill_version, eval_date]).fetchall():
+            "AND configuration = ? ORDER BY target, metric", [skill_version, eval_date, configuration]).fetchall():
         out.setdefault(target, {})[metric] = float(value)
     return out
+
+
+def load_configurations(con, skill_version: str, eval_date: str  # noqa: ANN001
+                        ) -> tuple[dict[str, dict[str, float]], list[dict[str, Any]]]:
+    """({configuration: its metrics over all targets}, the skill_uplift rows) when the run had more
+    than one configuration; ({}, []) otherwise."""
+    configurations = [r[0] for r in con.execute(
+        "SELECT DISTINCT configuration FROM metrics WHERE skill_version = ? AND eval_date = ? ORDER BY 1",
+        [skill_version, eval_date]).fetchall()]
+    uplift = dict_rows(con, "SELECT target, cases_compared, with_skill, without_skill, delta, ci_low, ci_high, "
+                            "p_rise, p_drop, p_value, verdict, wording FROM skill_uplift "
+                            "WHERE skill_version = ? AND eval_date = ? ORDER BY target", [skill_version, eval_date])
+    if len(configurations) < 2 and not uplift:
+        return {}, []
+    return ({c: load_metrics(con, skill_version, eval_date, c).get("*", {}) for c in configurations}, uplift)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from eval_pipelines.reports.configurations import markdown_lines as configuration_lines
 from eval_pipelines.reports.comparison import labelled_regressed, verdict_flags, verdict_notes
 from eval_pipelines.reports.data import CaseResult, ReportData
 from eval_pipelines.reports.blind import blind_markdown
@@ -221,6 +222,7 @@ def _derived(data: ReportData) -> list[str]:
 def render_markdown(data: ReportData) -> str:
     lines = _header(data)
     lines += ["", "### Eval Results", ""] + _metric_table(data) + ["", _counts_line(data)] + _derived(data)
+    lines += configuration_lines(data)
     if include_details(data):
         lines += _checklist(data)
     lines += _changes(data)
@@ -235,7 +237,7 @@ def render_markdown_summary(data: ReportData) -> str:
     run = data.run
     lines = [f"**{cell(run.skill_version)}** on {run.eval_date}"
              + (f", compared with {cell(data.baseline.skill_version)}" if data.baseline else ""), ""]
-    lines += _metric_table(data) + ["", _counts_line(data)] + _warnings(data)
+    lines += _metric_table(data) + ["", _counts_line(data)] + configuration_lines(data) + _warnings(data)
     if data.baseline is not None:
         labelled = labelled_regressed(data.significance)
         failing, passing = data.changed("now_failing"), data.changed("now_passing")

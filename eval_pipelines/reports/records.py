@@ -171,6 +171,10 @@ class ReportData:
     # The trigger evaluation per target (reports/triggers.py; empty without trigger rows).
     triggers: list[Any] = field(default_factory=list)
     blind: list[Any] = field(default_factory=list)  # the blind comparison per baseline (reports/blind.py)
+    # Runs in several configurations (with_skill, without_skill): each one's metrics over all targets,
+    # and the skill's uplift per target (the skill_uplift view). Empty for a single-configuration run.
+    configurations: dict[str, dict[str, float]] = field(default_factory=dict)
+    uplift: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def overall(self) -> dict[str, float]:

@@ -13,9 +13,10 @@ the second, in name order, as signed strings ``+0.50``, ``+1.2``, ``+120``); top
 One benchmark per skill version, from its latest evaluation date. A run is a case × target ×
 trial: ``run_number`` is the trial + 1 (skill-creator's ``run-1``...). Its ``result`` counts the
 case's expectations (the ``expectations`` grade); a case graded otherwise counts as one
-expectation, met when the case passed. Configurations: until runs with and without the skill
-exist, an agent target's runs (the skill installed) are ``with_skill`` and any other target's runs
-are named after the target.
+expectation, met when the case passed. ``configuration`` is the stored one (``with_skill`` /
+``without_skill``, the ``configuration`` column), so ``run_summary`` holds both and ``delta`` is
+with minus without; with several targets, each target's runs are a configuration of their own,
+``<configuration>/<target>``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from datetime import datetime, timezone
-from statistics import mean, stdev
 from typing import Any, Iterable
 
 import duckdb
+
+from eval_pipelines.analysis.configurations import stats
 
 # The documented fields (schemas.md "benchmark.json"), as the viewer reads them: name -> JSON type.
 BENCHMARK_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -51,20 +53,21 @@ DELTA_FORMATS = {"pass_rate": "{:+.2f}", "time_seconds": "{:+.1f}", "tokens": "{
 
 RUNS_SQL = """
 WITH latest AS (SELECT max(eval_date) AS eval_date FROM test_results WHERE skill_version = $sv)
-SELECT r.test_id, c.name, r.target, r.trial, r.verdict, r.status, o.error, o.latency_ms,
+SELECT r.test_id, c.name, r.target, r.configuration, r.trial, r.verdict, r.status, o.error, o.latency_ms,
        o.prompt_tokens, o.completion_tokens, o.tool_calls,
        (SELECT any_value(g.details) FROM grades g
          WHERE g.eval_date = r.eval_date AND g.skill_version = r.skill_version AND g.test_id = r.test_id
-           AND g.target = r.target AND g.trial = r.trial AND g.assertion_type = 'expectations') AS graded,
+           AND g.target = r.target AND g.trial = r.trial AND g.configuration = r.configuration
+           AND g.assertion_type = 'expectations') AS graded,
        (SELECT any_value(json_extract_string(g.details, '$.judge_model')) FROM grades g
          WHERE g.eval_date = r.eval_date AND g.skill_version = r.skill_version AND g.test_id = r.test_id
-           AND g.target = r.target AND g.trial = r.trial) AS judge_model
+           AND g.target = r.target AND g.trial = r.trial AND g.configuration = r.configuration) AS judge_model
 FROM test_results r, latest
 LEFT JOIN test_cases c ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version
-      AND o.test_id = r.test_id AND o.target = r.target AND o.trial = r.trial
+      AND o.test_id = r.test_id AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
 WHERE r.skill_version = $sv AND r.eval_date = latest.eval_date
-ORDER BY r.test_id, r.target, r.trial
+ORDER BY r.test_id, r.target, r.configuration, r.trial
 """
 
 
@@ -87,15 +90,16 @@ def load_benchmark(con: duckdb.DuckDBPyConnection, skill_version: str) -> dict[s
     return build_benchmark(rows, targets, skill_name=skill, skill_path=root, timestamp=stamp)
 
 
-def configuration(target: str, targets: dict[str, dict[str, Any]]) -> str:
-    return "with_skill" if (targets.get(target) or {}).get("type") in ("agent", "claude_code") else target
+def configuration(row: dict[str, Any], several_targets: bool) -> str:
+    stored = row.get("configuration") or "with_skill"
+    return f"{stored}/{row['target']}" if several_targets else stored
 
 
 def _eval_id(test_id: str) -> int | str:
     return int(test_id) if test_id.isdigit() else test_id
 
 
-def _run(row: dict[str, Any], targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _run(row: dict[str, Any], several_targets: bool) -> dict[str, Any]:
     graded = json.loads(row["graded"]) if isinstance(row["graded"], str) else row["graded"]
     if graded and graded.get("expectations"):
         expectations = [{"text": str(e.get("text")), "passed": bool(e.get("passed")),
@@ -108,7 +112,7 @@ def _run(row: dict[str, Any], targets: dict[str, dict[str, Any]]) -> dict[str, A
     tokens = (row["prompt_tokens"] or 0) + (row["completion_tokens"] or 0)
     return {
         "eval_id": _eval_id(str(row["test_id"])), "eval_name": row["name"] or f"Eval {row['test_id']}",
-        "configuration": configuration(row["target"], targets), "run_number": int(row["trial"]) + 1,
+        "configuration": configuration(row, several_targets), "run_number": int(row["trial"]) + 1,
         "result": {"pass_rate": round(passed / total, 4), "passed": passed, "failed": total - passed,
                    "total": total, "time_seconds": round((row["latency_ms"] or 0.0) / 1000, 3),
                    "tokens": int(tokens), "tool_calls": int(row["tool_calls"] or 0),
@@ -118,18 +122,12 @@ def _run(row: dict[str, Any], targets: dict[str, dict[str, Any]]) -> dict[str, A
     }
 
 
-def stats(values: list[float]) -> dict[str, float]:
-    """aggregate_benchmark.calculate_stats: mean, sample stddev (0 for one value), min, max; 4 places."""
-    if not values:
-        return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
-    spread = stdev(values) if len(values) > 1 else 0.0
-    return {"mean": round(mean(values), 4), "stddev": round(spread, 4),
-            "min": round(min(values), 4), "max": round(max(values), 4)}
 
 
 def build_benchmark(rows: list[dict[str, Any]], targets: dict[str, dict[str, Any]], *, skill_name: str,
                     skill_path: str, timestamp: str) -> dict[str, Any]:
-    runs = [_run(row, targets) for row in rows]
+    several = len({r["target"] for r in rows}) > 1
+    runs = [_run(row, several) for row in rows]
     by_config: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for run in runs:
         by_config[run["configuration"]].append(run)

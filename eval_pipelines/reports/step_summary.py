@@ -38,7 +38,9 @@ def _cell(text: object) -> str:
 
 
 def summary_markdown(db_path: str, partition: Partition, checks: list[CheckOutcome], code: ExitCode) -> str:
-    where, params = "eval_date = ? AND skill_version = ?", [partition.eval_date, partition.skill_version]
+    # The skill as shipped (with_skill); the baseline without it is in the reports' configurations section.
+    where = "eval_date = ? AND skill_version = ? AND configuration = 'with_skill'"
+    params = [partition.eval_date, partition.skill_version]
     with connect(db_path, read_only=True) as con:
         per_target = con.execute(
             f"""SELECT target, count(DISTINCT test_id), count(*),

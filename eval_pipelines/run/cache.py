@@ -62,6 +62,9 @@ def request_hash(config: OpenAITargetConfig, base_url: str | None, request: Targ
             key["target"][field] = getattr(config, field)
     if getattr(request, "model_settings", None):
         key["model_settings"] = request.model_settings
+    configuration = getattr(request, "configuration", "with_skill")
+    if configuration != "with_skill":  # only then: the keys of runs stored before stay valid
+        key["configuration"] = configuration
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
-from eval_pipelines.suite.models import Suite, TestCase, with_answers
+from eval_pipelines.suite.models import WITH_SKILL, WITHOUT_SKILL, Suite, TestCase, with_answers
 from eval_pipelines.suite.registers import with_registers
 from eval_pipelines.run.registers import in_run_order, reads_registers, stored_value, uses_registers
 from eval_pipelines.run.targets.base import ModelOutput, Target, TargetRequest
@@ -37,7 +37,7 @@ _log = logging.getLogger(__name__)
 
 
 def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | None],
-                 extra_env: dict[str, str] | None = None) -> Target:
+                 extra_env: dict[str, str] | None = None, *, with_skill: bool = True) -> Target:
     if isinstance(config, OpenAITargetConfig):
         # Imported here: the openai package takes ~0.8 s to import, which
         # suites with only command or replay targets should not pay.
@@ -51,11 +51,11 @@ def build_target(config: TargetConfig, base_dir: Path, env: Mapping[str, str | N
     if isinstance(config, AgentTargetConfig):
         from eval_pipelines.run.targets.agent.loop import AgentTarget
 
-        return AgentTarget(config, base_dir, **connection(config, env)._asdict())
+        return AgentTarget(config, base_dir, with_skill=with_skill, **connection(config, env)._asdict())
     if isinstance(config, ClaudeCodeTargetConfig):
         from eval_pipelines.run.targets.agent.claude_code import ClaudeCodeTarget
 
-        return ClaudeCodeTarget(config, base_dir, **connection(config, env)._asdict())
+        return ClaudeCodeTarget(config, base_dir, with_skill=with_skill, **connection(config, env)._asdict())
     raise TypeError(f"unsupported target config {type(config).__name__}")
 
 
@@ -77,7 +77,22 @@ def _wants_logprobs(assertions: list) -> bool:
     return False
 
 
-def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
+def without_skill(suite: Suite, base_dir: Path) -> Suite:
+    """The suite as run ``without_skill``: its system prompt dropped when it is SKILL.md's body (the
+    loader puts the body there for chat targets); a prompt the suite brings itself stays."""
+    from eval_pipelines.suite.package import parse_front_matter, skill_folder
+
+    folder = skill_folder(base_dir)
+    if folder is None or not suite.system_prompt:
+        return suite
+    skill_md = folder / "SKILL.md"
+    _, body = parse_front_matter(skill_md.read_text(encoding="utf-8"), skill_md)
+    if suite.system_prompt.split() != body.split():
+        return suite
+    return suite.model_copy(update={"system_prompt": None})
+
+
+def _request(suite: Suite, case: TestCase, trial: int, configuration: str = WITH_SKILL) -> TargetRequest:
     from eval_pipelines.suite.models import DEFAULT_MAX_STEPS, merge_tools
 
     settings = case.model_settings.model_dump(exclude_none=True) if case.model_settings else None
@@ -97,6 +112,7 @@ def _request(suite: Suite, case: TestCase, trial: int) -> TargetRequest:
         response_schema=suite.response_schema,
         model_settings=settings,
         input_files=tuple(case.input_files),
+        configuration=configuration,
     )
 
 
@@ -137,6 +153,7 @@ async def collect_outputs(
     on_output: Callable[[ModelOutput], None] | None = None,
     passes: Verdict | None = None,
     delays: Mapping[str, float] | None = None,
+    configuration: str = WITH_SKILL,
 ) -> list[ModelOutput]:
     """One output (or error) for every case x target x trial; never fewer.
 
@@ -183,6 +200,7 @@ async def collect_outputs(
         try:
             sent = {n: registers[n] for n in (case.registers.reads if case.registers else {}) if n in registers}
             result = await _one(with_registers(case, sent), target_name, trial, sent)
+            result.configuration = configuration
             value = await stored_value(with_registers(case, sent), result, Path(suite.source_file).parent)
             if value is not None:
                 registers[case.registers.store_as] = value  # type: ignore[union-attr]
@@ -218,7 +236,7 @@ async def collect_outputs(
             refused = files_refusal(case, target)
             if refused:
                 return ModelOutput(case.id, target_name, trial, None, error=refused, attempts=0)
-            request = traced_request(suite, case, _request(suite, case, trial))
+            request = traced_request(suite, case, _request(suite, case, trial, configuration))
             result = await _generate(target, request, case, target_name, trial, pause, redact_patterns)
             result.answers, result.registers = answers, sent
             reruns = suite.reruns_for(case)
@@ -266,6 +284,7 @@ async def _generate(target: Target, request: TargetRequest, case: TestCase, targ
         result = ModelOutput(case.id, target_name, trial, None, error=f"target failed: {type(exc).__name__}: {exc}")
     if pause > 0 and not result.cached:  # promptfoo sleeps after every response not from its cache
         await asyncio.sleep(pause)
+    result.configuration = request.configuration
     return with_trace(request, result, redact_patterns)
 
 
@@ -290,6 +309,7 @@ async def run_model_phase(
     workspace_dir: Path | None = None,
     on_output: Callable[[ModelOutput], None] | None = None,
     passes: Verdict | None = None,
+    configuration: str = WITH_SKILL,
 ) -> list[ModelOutput]:
     """Prepare the workspace, build the targets (cached where allowed), collect
     every output, then tear down and close the clients.
@@ -300,26 +320,46 @@ async def run_model_phase(
     from eval_pipelines.run import workspace as ws
     from eval_pipelines.run.cache import CachedTarget
 
+    if configuration == WITHOUT_SKILL:
+        suite = without_skill(suite, base_dir)
+    outputs = await _run_model_phase(suite, configs, base_dir, env, concurrency=concurrency, cache=cache,
+                                     workspace_dir=workspace_dir, on_output=on_output, passes=passes,
+                                     configuration=configuration)
+    for output in outputs:
+        output.configuration = configuration
+    return outputs
+
+
+async def _run_model_phase(suite: Suite, configs: Mapping[str, TargetConfig], base_dir: Path,
+                           env: Mapping[str, str | None], *, concurrency: int | None,
+                           cache: "ResponseCache | None", workspace_dir: Path | None,
+                           on_output: Callable[[ModelOutput], None] | None, passes: Verdict | None,
+                           configuration: str) -> list[ModelOutput]:
+    from eval_pipelines.run import workspace as ws
+    from eval_pipelines.run.cache import CachedTarget
+
     names = sorted({n for case in suite.tests for n in suite.targets_for(case)})
     space = None
     if workspace_dir is not None and ws.needs_workspace(suite, base_dir):
         try:
             space = await asyncio.to_thread(ws.prepare, suite, base_dir, workspace_dir)
         except ws.WorkspaceError as exc:
-            return [ModelOutput(case.id, name, trial, None, error=f"workspace {exc}", attempts=0)
+            return [ModelOutput(case.id, name, trial, None, error=f"workspace {exc}", attempts=0,
+                                configuration=configuration)
                     for case in suite.tests for name in suite.targets_for(case)
                     for trial in range(suite.trials_for(case))]
     targets: dict[str, Target] = {}
     try:
         for name in names:
             config = _with_suite_retries(configs[name], suite)
-            target = build_target(config, base_dir, env, space.environment if space else None)
+            target = build_target(config, base_dir, env, space.environment if space else None,
+                                  with_skill=configuration == WITH_SKILL)
             if cache is not None and suite.execution.cache and isinstance(config, OpenAITargetConfig):
                 _, base_url = resolve_connection(config, env)
                 target = CachedTarget(target, cache, config, base_url)
             targets[name] = target
         if cache is not None:
-            keys = [t.key(_request(suite, case, trial))
+            keys = [t.key(_request(suite, case, trial, configuration))
                     # a later conversation turn's request holds earlier answers: its key is not known yet
                     for case in suite.tests if case.cache is not False and not case.after
                     and not reads_registers(case)
@@ -329,7 +369,7 @@ async def run_model_phase(
             await asyncio.to_thread(cache.preload, keys)
         delays = {n: ms / 1000 for n in names if (ms := suite.settings.target_delay_ms.get(n, suite.settings.delay_ms))}
         return await collect_outputs(suite, targets, concurrency=concurrency, on_output=on_output, passes=passes,
-                                     delays=delays)
+                                     delays=delays, configuration=configuration)
     finally:
         for target in targets.values():
             await target.aclose()

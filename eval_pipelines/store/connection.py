@@ -44,7 +44,7 @@ __all__ = ["db_errors", "DatabaseBusy", "Partition", "TABLES", "connect", "inser
 
 LOCK_WAIT_S = 120.0
 TABLES = ("suites", "datasets", "test_cases", "model_outputs", "grades", "test_results", "metrics",
-          "case_metrics", "regressions", "trigger_results",
+          "case_metrics", "regressions", "uplifts", "trigger_results",
           "blind_comparisons")
 
 

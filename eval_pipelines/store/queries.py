@@ -63,11 +63,13 @@ def find_baselines(con: duckdb.DuckDBPyConnection, partition: Partition,
     return found
 
 
-def baseline_outputs(con: duckdb.DuckDBPyConnection, baseline: Partition) -> dict[OutputKey, str]:
+def baseline_outputs(con: duckdb.DuckDBPyConnection, baseline: Partition,
+                     configuration: str = "with_skill") -> dict[OutputKey, str]:
     rows = con.execute(
         "SELECT test_id, target, trial, output FROM model_outputs "
-        "WHERE skill_version = ? AND eval_date = ? AND output IS NOT NULL",
-        [baseline.skill_version, baseline.eval_date]).fetchall()
+        "WHERE skill_version = ? AND eval_date = ? AND output IS NOT NULL "
+        "AND coalesce(configuration, 'with_skill') = ?",
+        [baseline.skill_version, baseline.eval_date, configuration]).fetchall()
     return {(t, g, int(k)): o for t, g, k, o in rows}
 
 
@@ -84,9 +86,10 @@ def human_ratings(con: duckdb.DuckDBPyConnection, partition: Partition) -> dict[
     return out
 
 
-def grading_context(con: duckdb.DuckDBPyConnection, partition: Partition,
-                    pinned: str | None = None) -> tuple[Partition | None, GradingContext]:
-    """(the baseline run, what grading may consult: its outputs and the ratings people gave)."""
+def grading_context(con: duckdb.DuckDBPyConnection, partition: Partition, pinned: str | None = None,
+                    configuration: str = "with_skill") -> tuple[Partition | None, GradingContext]:
+    """(the baseline run, what grading may consult: its outputs of the same configuration and the
+    ratings people gave)."""
     baseline = previous_version(con, partition, pinned)
-    outputs = baseline_outputs(con, baseline) if baseline is not None else {}
+    outputs = baseline_outputs(con, baseline, configuration) if baseline is not None else {}
     return baseline, GradingContext(baseline_outputs=outputs, human_ratings=human_ratings(con, partition))

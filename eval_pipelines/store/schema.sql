@@ -309,3 +309,39 @@ CREATE TABLE IF NOT EXISTS blind_comparisons (
     judge_model             VARCHAR,
     error                   VARCHAR
 );
+
+-- configuration - with_skill or without_skill (issue 32): the skill installed for the output or not
+-- (suite/models.py `Execution.configurations`). Rows stored before it existed were all with the skill.
+ALTER TABLE model_outputs ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+ALTER TABLE grades ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+ALTER TABLE test_results ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+ALTER TABLE metrics ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+ALTER TABLE case_metrics ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+ALTER TABLE regressions ADD COLUMN IF NOT EXISTS configuration VARCHAR DEFAULT 'with_skill';
+
+-- The skill's uplift (analysis/uplift.py): with_skill minus without_skill, paired by case, per target
+-- ('*' = all targets together), with its interval, one-sided p-values and verdict. Read it through
+-- the view skill_uplift (views.sql).
+CREATE TABLE IF NOT EXISTS uplifts (
+    eval_date       VARCHAR NOT NULL,
+    skill_version   VARCHAR NOT NULL,
+    skill           VARCHAR NOT NULL,
+    version         VARCHAR NOT NULL,
+    run_id          VARCHAR,
+    suite           VARCHAR NOT NULL,
+    target          VARCHAR NOT NULL,
+    value           VARCHAR NOT NULL,
+    cases_compared  INTEGER NOT NULL,
+    with_skill      DOUBLE NOT NULL,
+    without_skill   DOUBLE NOT NULL,
+    delta           DOUBLE NOT NULL,
+    ci_low          DOUBLE NOT NULL,
+    ci_high         DOUBLE NOT NULL,
+    p_rise          DOUBLE NOT NULL,
+    p_drop          DOUBLE NOT NULL,
+    significant     BOOLEAN NOT NULL,
+    large_enough    BOOLEAN NOT NULL,
+    verdict         VARCHAR NOT NULL,
+    wording         VARCHAR NOT NULL,
+    detail          JSON NOT NULL
+);

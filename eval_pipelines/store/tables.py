@@ -25,7 +25,7 @@ from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
 from eval_pipelines.run.tracing.spans import OutputTrace, spans_from_json, spans_to_json
-from eval_pipelines.suite.models import Suite
+from eval_pipelines.suite.models import WITH_SKILL, Suite
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
 
@@ -143,7 +143,7 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
 OUTPUT_COLUMNS = ["test_id", "target", "trial", "output", "error", "latency_ms", "prompt_tokens",
                   "completion_tokens", "cost_usd", "cached", "attempts", "llm_calls", "tool_calls", "trace",
                   "created_at", "finish_reason", "logprobs", "trace_id", "spans", "trace_error",
-                  "files", "transcript", "run_metrics", "limits"]
+                  "files", "transcript", "run_metrics", "limits", "configuration"]
 
 
 def _json_or_none(value: Any) -> Any:
@@ -166,6 +166,7 @@ def encode_outputs(outputs: Iterable[ModelOutput], partition: Partition, run_id:
         "files": to_json(o.files) if o.files else None, "transcript": to_json(o.transcript) if o.transcript else None,
         "run_metrics": None if o.run_metrics is None else to_json(o.run_metrics),
         "limits": None if o.limits is None else to_json(o.limits),
+        "configuration": o.configuration,
     } for o in outputs]
     return _frame(rows, partition, run_id, suite, OUTPUT_COLUMNS)
 
@@ -188,6 +189,7 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         otel=_otel(r),
         files=_json_or_none(r.get("files")) or [], transcript=_json_or_none(r.get("transcript")) or [],
         run_metrics=_json_or_none(r.get("run_metrics")), limits=_json_or_none(r.get("limits")),
+        configuration=val(r.get("configuration")) or WITH_SKILL,
     ) for r in rows.to_dict("records")]
 
 
@@ -202,10 +204,11 @@ def _otel(row: dict[str, Any]) -> OutputTrace | None:
 
 # ---- grades --------------------------------------------------------------------------
 
-def encode_grades(graded: pd.DataFrame, partition: Partition, run_id: str | None, suite: str) -> pd.DataFrame:
+def encode_grades(graded: pd.DataFrame, partition: Partition, run_id: str | None, suite: str,
+                  configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``graded`` has ``dispatch.GRADE_COLUMNS`` (batch grading builds columns, not ``Grade``s)."""
     base = partition_columns(partition, run_id, suite)
-    return graded.assign(**base)[[*base, *GRADE_COLUMNS]]
+    return graded.assign(**base, configuration=configuration)[[*base, *GRADE_COLUMNS, "configuration"]]
 
 
 def decode_grades(rows: pd.DataFrame) -> dict[OutputKey, list[Grade]]:
@@ -226,14 +229,15 @@ def decode_grades(rows: pd.DataFrame) -> dict[OutputKey, list[Grade]]:
 
 # ---- test results --------------------------------------------------------------------
 
-RESULT_COLUMNS = ["test_id", "target", "trial", "category", "score", "verdict", "status", "reason"]
+RESULT_COLUMNS = ["test_id", "target", "trial", "category", "score", "verdict", "status", "reason", "configuration"]
 
 
 def encode_results(scored: Iterable[tuple[OutputKey, str | None, CaseScore]], partition: Partition,
-                   run_id: str | None, suite: str) -> pd.DataFrame:
+                   run_id: str | None, suite: str, configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``scored``: ((test_id, target, trial), category, score) per output."""
     rows = [{"test_id": key[0], "target": key[1], "trial": key[2], "category": category,
-             "score": s.score, "verdict": s.verdict, "status": s.status, "reason": s.reason}
+             "score": s.score, "verdict": s.verdict, "status": s.status, "reason": s.reason,
+             "configuration": configuration}
             for key, category, s in scored]
     return _frame(rows, partition, run_id, suite, RESULT_COLUMNS)
 
@@ -259,19 +263,25 @@ def decode_trials(results: pd.DataFrame, outputs: Iterable[ModelOutput] = ()) ->
 # ---- metrics -------------------------------------------------------------------------
 
 def encode_metrics(values: Mapping[str, Mapping[str, float]], partition: Partition, run_id: str | None,
-                   suite: str) -> pd.DataFrame:
+                   suite: str, configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``values``: target ('*' = all) -> metric -> value."""
-    rows = [{"target": target, "metric": metric, "value": float(value)}
+    rows = [{"target": target, "metric": metric, "value": float(value), "configuration": configuration}
             for target, metrics_ in sorted(values.items()) for metric, value in sorted(metrics_.items())]
-    return _frame(rows, partition, run_id, suite, ["target", "metric", "value"])
+    return _frame(rows, partition, run_id, suite, ["target", "metric", "value", "configuration"])
 
 
-def decode_metrics(rows: pd.DataFrame, target: str = "*") -> dict[str, float]:
-    return {r["metric"]: r["value"] for r in rows.to_dict("records") if r["target"] == target}
+def decode_metrics(rows: pd.DataFrame, target: str = "*", configuration: str | None = None) -> dict[str, float]:
+    """One target's metrics; of one configuration (default: the first stored, with_skill when there)."""
+    if configuration is None and "configuration" in rows.columns and len(rows):
+        stored = set(rows["configuration"].fillna(WITH_SKILL))
+        configuration = WITH_SKILL if WITH_SKILL in stored else sorted(stored)[0]
+    return {r["metric"]: r["value"] for r in rows.to_dict("records")
+            if r["target"] == target and (configuration is None or (val(r.get("configuration")) or WITH_SKILL)
+                                          == configuration)}
 
 
 def encode_case_metrics(per_case: Mapping[tuple[str, str], Mapping[str, float]], partition: Partition,
-                        run_id: str | None, suite: str) -> pd.DataFrame:
+                        run_id: str | None, suite: str, configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``per_case``: (target, test_id) -> metric -> value. Built as columns: some
     eight rows per case, and a dict per row held hundreds of MB at 100,000 cases."""
     base = partition_columns(partition, run_id, suite)
@@ -282,16 +292,18 @@ def encode_case_metrics(per_case: Mapping[tuple[str, str], Mapping[str, float]],
             targets.append(target)
             names.append(metric)
             values.append(float(value))
+    columns = [*base, "test_id", "target", "metric", "value", "configuration"]
     if not values:
-        return pd.DataFrame(columns=[*base, "test_id", "target", "metric", "value"])
+        return pd.DataFrame(columns=columns)
     frame = pd.DataFrame({"test_id": test_ids, "target": targets, "metric": names, "value": values})
-    return frame.assign(**base)[[*base, "test_id", "target", "metric", "value"]]
+    return frame.assign(**base, configuration=configuration)[columns]
 
 
 # ---- regressions ---------------------------------------------------------------------
 
 def encode_regressions(comparisons: Iterable[tuple[str, Partition, "Comparison"]], policy: "RegressionPolicy",
-                       partition: Partition, run_id: str | None, suite: str) -> pd.DataFrame:
+                       partition: Partition, run_id: str | None, suite: str,
+                       configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``comparisons``: (comparison name, baseline partition, result) per baseline."""
     rows: list[dict[str, Any]] = []
     empty = {"baseline_score": None, "current_score": None, "ci_low": None, "ci_high": None, "q_value": None,
@@ -340,5 +352,7 @@ def encode_regressions(comparisons: Iterable[tuple[str, Partition, "Comparison"]
     columns = ["comparison", "baseline_skill_version", "baseline_eval_date", "level", "target", "test_id",
                "change", "baseline_pass_rate", "current_pass_rate", "pass_rate_delta", "baseline_score",
                "current_score", "p_value", "adjusted_p", "ci_low", "ci_high", "detail", "q_value",
-               "significant", "large_enough", "verdict"]
+               "significant", "large_enough", "verdict", "configuration"]
+    for row in rows:
+        row["configuration"] = configuration
     return _frame(rows, partition, run_id, suite, columns)

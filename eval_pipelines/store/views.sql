@@ -43,7 +43,7 @@ CREATE OR REPLACE VIEW latest_results AS
 SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        r.test_id, c.name AS case_name,
        coalesce(r.category, c.category, json_extract_string(c.metadata, '$.eval_type')) AS category,
-       r.target, r.trial, r.verdict, r.status, r.score, r.reason,
+       r.target, r.configuration, r.trial, r.verdict, r.status, r.score, r.reason,
        c.input, c.expected, o.output, o.error, o.latency_ms,
        o.prompt_tokens, o.completion_tokens, o.cost_usd, o.cached
 FROM test_results r
@@ -51,8 +51,8 @@ LEFT JOIN test_cases c
        ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o
        ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-      AND o.target = r.target AND o.trial = r.trial
-QUALIFY r.eval_date = max(r.eval_date) OVER (PARTITION BY r.skill_version, r.test_id, r.target, r.trial)
+      AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
+QUALIFY r.eval_date = max(r.eval_date) OVER (PARTITION BY r.skill_version, r.test_id, r.target, r.configuration, r.trial)
 ;;
 
 -- version_baselines: the version each skill version is compared with: the
@@ -93,11 +93,11 @@ WITH pairs AS (
     FROM version_baselines WHERE baseline_version IS NOT NULL
 ), cur AS (
     SELECT p.skill, p.version, p.skill_version, p.baseline_version, r.test_id, r.case_name, r.category,
-           r.target, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
+           r.target, r.configuration, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
     FROM pairs p JOIN latest_results r ON r.skill_version = p.skill_version
 ), base AS (
     SELECT p.skill, p.version, p.skill_version, p.baseline_version, r.test_id, r.case_name, r.category,
-           r.target, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
+           r.target, r.configuration, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
     FROM pairs p JOIN latest_results r ON r.skill_version = p.baseline_skill_version
 ), joined AS (
     SELECT coalesce(c.skill, b.skill) AS skill,
@@ -108,6 +108,7 @@ WITH pairs AS (
            coalesce(c.case_name, b.case_name) AS case_name,
            coalesce(c.category, b.category) AS category,
            coalesce(c.target, b.target) AS target,
+           coalesce(c.configuration, b.configuration) AS configuration,
            coalesce(c.trial, b.trial) AS trial,
            b.eval_date AS baseline_eval_date, c.eval_date AS eval_date,
            b.verdict AS baseline_verdict, c.verdict AS verdict,
@@ -121,7 +122,7 @@ WITH pairs AS (
     FROM cur c
     FULL OUTER JOIN base b
       ON b.skill_version = c.skill_version AND b.test_id = c.test_id
-     AND b.target = c.target AND b.trial = c.trial
+     AND b.target = c.target AND b.trial = c.trial AND b.configuration = c.configuration
 )
 SELECT * EXCLUDE (in_baseline, in_version),
        CASE
@@ -143,12 +144,13 @@ FROM joined
 -- (one row per night, target and metric), with the previous night's value of the
 -- same skill version and the change since then. target '*' is all targets together.
 CREATE OR REPLACE VIEW metric_history AS
-SELECT m.eval_date, m.skill, m.version, m.skill_version, m.run_id, m.suite, m.target, m.metric, m.value,
+SELECT m.eval_date, m.skill, m.version, m.skill_version, m.run_id, m.suite, m.target, m.configuration, m.metric,
+       m.value,
        lag(m.value) OVER w AS previous_value,
        lag(m.eval_date) OVER w AS previous_eval_date,
        m.value - lag(m.value) OVER w AS delta
 FROM metrics m
-WINDOW w AS (PARTITION BY m.skill_version, m.target, m.metric ORDER BY m.eval_date)
+WINDOW w AS (PARTITION BY m.skill_version, m.target, m.configuration, m.metric ORDER BY m.eval_date)
 ;;
 
 -- failures: every result that did not pass (fail, borderline or error), one row
@@ -160,7 +162,7 @@ CREATE OR REPLACE VIEW failures AS
 SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        r.test_id, c.name AS case_name,
        coalesce(r.category, c.category, json_extract_string(c.metadata, '$.eval_type')) AS category,
-       r.target, r.trial, r.verdict, r.status, r.score, r.reason,
+       r.target, r.configuration, r.trial, r.verdict, r.status, r.score, r.reason,
        g.assertion_index, g.assertion_type, g.assertion_name,
        g.score AS assertion_score, g.calibrated_score AS assertion_calibrated_score, g.status AS assertion_status,
        g.reason AS assertion_reason, g.details AS assertion_details,
@@ -170,10 +172,10 @@ LEFT JOIN test_cases c
        ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o
        ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-      AND o.target = r.target AND o.trial = r.trial
+      AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
 LEFT JOIN grades g
        ON g.eval_date = r.eval_date AND g.skill_version = r.skill_version AND g.test_id = r.test_id
-      AND g.target = r.target AND g.trial = r.trial
+      AND g.target = r.target AND g.trial = r.trial AND g.configuration = r.configuration
       AND NOT g.passed AND g.status IN ('graded', 'error')
 WHERE r.status IN ('graded', 'error') AND r.verdict IS DISTINCT FROM 'pass'
 ;;
@@ -181,7 +183,7 @@ WHERE r.status IN ('graded', 'error') AND r.verdict IS DISTINCT FROM 'pass'
 -- flaky_cases: cases whose trials disagree (some passed, some did not) on an
 -- evaluation date, from case_metrics.flaky, with the trial counts.
 CREATE OR REPLACE VIEW flaky_cases AS
-SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, target,
+SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, target, configuration,
        CAST(max(value) FILTER (WHERE metric = 'trials') AS INTEGER) AS trials,
        CAST(max(value) FILTER (WHERE metric = 'passes') AS INTEGER) AS passes,
        max(value) FILTER (WHERE metric = 'pass_rate') AS pass_rate,
@@ -196,13 +198,13 @@ HAVING max(value) FILTER (WHERE metric = 'flaky') = 1
 -- passing on a night when at least half of its trials passed.
 CREATE OR REPLACE VIEW flaky_across_nights AS
 WITH nightly AS (
-    SELECT skill_version, skill, version, target, test_id, eval_date,
+    SELECT skill_version, skill, version, target, configuration, test_id, eval_date,
            avg(CASE WHEN verdict = 'pass' THEN 1.0 ELSE 0.0 END) >= 0.5 AS passed
     FROM test_results
     WHERE status IN ('graded', 'error')
     GROUP BY ALL
 )
-SELECT skill_version, skill, version, target, test_id,
+SELECT skill_version, skill, version, target, configuration, test_id,
        count(*) AS nights,
        count(*) FILTER (WHERE passed) AS nights_passed,
        min(eval_date) AS first_night,
@@ -218,7 +220,7 @@ HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
 -- (skill-creator's grading.json `expectations[]`). Every evaluation date is kept.
 CREATE OR REPLACE VIEW expectation_results AS
 SELECT g.eval_date, g.skill_version, g.skill, g.version, g.run_id, g.suite,
-       g.target, g.test_id, g.trial, g.assertion_index,
+       g.target, g.configuration, g.test_id, g.trial, g.assertion_index,
        CAST(e.key AS INTEGER) + 1 AS expectation,
        json_extract_string(e.value, '$.text') AS expectation_text,
        CAST(json_extract(e.value, '$.passed') AS BOOLEAN) AS passed,
@@ -268,3 +270,17 @@ SELECT *,
        CAST(true_positives AS DOUBLE) / nullif(true_positives + false_negatives, 0) AS recall,
        CAST(true_positives + true_negatives AS DOUBLE) / queries AS accuracy
 FROM c
+;;
+
+-- skill_uplift: does the skill help? One row per skill version, evaluation date and target
+-- ('*' = all targets together), from the uplifts table the metrics stage writes (analysis/uplift.py):
+-- the mean over cases of each run's share of expectations met (1/0 for a case without expectations)
+-- with_skill and without_skill, the paired difference (delta) with its interval (ci_low, ci_high), the
+-- one-sided p-values of a rise and of a drop (exact sign-flip tests, alpha/2 each), and the verdict:
+-- helps, no_measurable_effect or hurts (wording says why, with the numbers).
+CREATE OR REPLACE VIEW skill_uplift AS
+SELECT u.eval_date, u.skill_version, u.skill, u.version, u.run_id, u.suite, u.target, u.value,
+       u.cases_compared, u.with_skill, u.without_skill, u.delta, u.ci_low, u.ci_high,
+       u.p_rise, u.p_drop, least(u.p_rise, u.p_drop) AS p_value,
+       u.significant, u.large_enough, u.verdict, u.wording
+FROM uplifts u

@@ -45,22 +45,22 @@ FROM parsed
 -- input and the target's output beside the verdict.
 CREATE OR REPLACE VIEW latest_results AS
 SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, case_name, category,
-       target, trial, verdict, status, score, reason, input, expected, output, error, latency_ms,
+       target, configuration, trial, verdict, status, score, reason, input, expected, output, error, latency_ms,
        prompt_tokens, completion_tokens, cost_usd, cached
 FROM (
 SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        r.test_id, c.name AS case_name,
        coalesce(r.category, c.category, c.metadata ->> 'eval_type') AS category,
-       r.target, r.trial, r.verdict, r.status, r.score, r.reason,
+       r.target, r.configuration, r.trial, r.verdict, r.status, r.score, r.reason,
        c.input, c.expected, o.output, o.error, o.latency_ms,
        o.prompt_tokens, o.completion_tokens, o.cost_usd, o.cached,
-       max(r.eval_date) OVER (PARTITION BY r.skill_version, r.test_id, r.target, r.trial) AS latest_eval_date
+       max(r.eval_date) OVER (PARTITION BY r.skill_version, r.test_id, r.target, r.configuration, r.trial) AS latest_eval_date
 FROM test_results r
 LEFT JOIN test_cases c
        ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o
        ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-      AND o.target = r.target AND o.trial = r.trial
+      AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
 ) ranked
 WHERE eval_date = latest_eval_date
 ;;
@@ -105,11 +105,11 @@ WITH pairs AS (
     FROM version_baselines WHERE baseline_version IS NOT NULL
 ), cur AS (
     SELECT p.skill, p.version, p.skill_version, p.baseline_version, r.test_id, r.case_name, r.category,
-           r.target, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
+           r.target, r.configuration, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
     FROM pairs p JOIN latest_results r ON r.skill_version = p.skill_version
 ), base AS (
     SELECT p.skill, p.version, p.skill_version, p.baseline_version, r.test_id, r.case_name, r.category,
-           r.target, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
+           r.target, r.configuration, r.trial, r.eval_date, r.verdict, r.status, r.score, r.reason, r.output, r.error
     FROM pairs p JOIN latest_results r ON r.skill_version = p.baseline_skill_version
 ), joined AS (
     SELECT coalesce(c.skill, b.skill) AS skill,
@@ -120,6 +120,7 @@ WITH pairs AS (
            coalesce(c.case_name, b.case_name) AS case_name,
            coalesce(c.category, b.category) AS category,
            coalesce(c.target, b.target) AS target,
+           coalesce(c.configuration, b.configuration) AS configuration,
            coalesce(c.trial, b.trial) AS trial,
            b.eval_date AS baseline_eval_date, c.eval_date AS eval_date,
            b.verdict AS baseline_verdict, c.verdict AS verdict,
@@ -133,9 +134,9 @@ WITH pairs AS (
     FROM cur c
     FULL OUTER JOIN base b
       ON b.skill_version = c.skill_version AND b.test_id = c.test_id
-     AND b.target = c.target AND b.trial = c.trial
+     AND b.target = c.target AND b.trial = c.trial AND b.configuration = c.configuration
 )
-SELECT skill, version, skill_version, baseline_version, test_id, case_name, category, target, trial,
+SELECT skill, version, skill_version, baseline_version, test_id, case_name, category, target, configuration, trial,
        baseline_eval_date, eval_date, baseline_verdict, verdict, baseline_status, status,
        baseline_score, score, score_delta, baseline_reason, reason, baseline_output, output,
        baseline_error, error,
@@ -158,12 +159,13 @@ FROM joined
 -- (one row per night, target and metric), with the previous night's value of the
 -- same skill version and the change since then. target '*' is all targets together.
 CREATE OR REPLACE VIEW metric_history AS
-SELECT m.eval_date, m.skill, m.version, m.skill_version, m.run_id, m.suite, m.target, m.metric, m.value,
+SELECT m.eval_date, m.skill, m.version, m.skill_version, m.run_id, m.suite, m.target, m.configuration, m.metric,
+       m.value,
        lag(m.value) OVER w AS previous_value,
        lag(m.eval_date) OVER w AS previous_eval_date,
        m.value - lag(m.value) OVER w AS delta
 FROM metrics m
-WINDOW w AS (PARTITION BY m.skill_version, m.target, m.metric ORDER BY m.eval_date)
+WINDOW w AS (PARTITION BY m.skill_version, m.target, m.configuration, m.metric ORDER BY m.eval_date)
 ;;
 
 -- failures: every result that did not pass (fail, borderline or error), one row
@@ -175,7 +177,7 @@ CREATE OR REPLACE VIEW failures AS
 SELECT r.eval_date, r.skill_version, r.skill, r.version, r.run_id, r.suite,
        r.test_id, c.name AS case_name,
        coalesce(r.category, c.category, c.metadata ->> 'eval_type') AS category,
-       r.target, r.trial, r.verdict, r.status, r.score, r.reason,
+       r.target, r.configuration, r.trial, r.verdict, r.status, r.score, r.reason,
        g.assertion_index, g.assertion_type, g.assertion_name,
        g.score AS assertion_score, g.calibrated_score AS assertion_calibrated_score, g.status AS assertion_status,
        g.reason AS assertion_reason, g.details AS assertion_details,
@@ -185,10 +187,10 @@ LEFT JOIN test_cases c
        ON c.eval_date = r.eval_date AND c.skill_version = r.skill_version AND c.test_id = r.test_id
 LEFT JOIN model_outputs o
        ON o.eval_date = r.eval_date AND o.skill_version = r.skill_version AND o.test_id = r.test_id
-      AND o.target = r.target AND o.trial = r.trial
+      AND o.target = r.target AND o.trial = r.trial AND o.configuration = r.configuration
 LEFT JOIN grades g
        ON g.eval_date = r.eval_date AND g.skill_version = r.skill_version AND g.test_id = r.test_id
-      AND g.target = r.target AND g.trial = r.trial
+      AND g.target = r.target AND g.trial = r.trial AND g.configuration = r.configuration
       AND NOT g.passed AND g.status IN ('graded', 'error')
 WHERE r.status IN ('graded', 'error') AND r.verdict IS DISTINCT FROM 'pass'
 ;;
@@ -196,13 +198,13 @@ WHERE r.status IN ('graded', 'error') AND r.verdict IS DISTINCT FROM 'pass'
 -- flaky_cases: cases whose trials disagree (some passed, some did not) on an
 -- evaluation date, from case_metrics.flaky, with the trial counts.
 CREATE OR REPLACE VIEW flaky_cases AS
-SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, target,
+SELECT eval_date, skill_version, skill, version, run_id, suite, test_id, target, configuration,
        CAST(max(value) FILTER (WHERE metric = 'trials') AS INTEGER) AS trials,
        CAST(max(value) FILTER (WHERE metric = 'passes') AS INTEGER) AS passes,
        max(value) FILTER (WHERE metric = 'pass_rate') AS pass_rate,
        max(value) FILTER (WHERE metric = 'mean_score') AS mean_score
 FROM case_metrics
-GROUP BY eval_date, skill_version, skill, version, run_id, suite, test_id, target
+GROUP BY eval_date, skill_version, skill, version, run_id, suite, test_id, target, configuration
 HAVING max(value) FILTER (WHERE metric = 'flaky') = 1
 ;;
 
@@ -211,19 +213,19 @@ HAVING max(value) FILTER (WHERE metric = 'flaky') = 1
 -- passing on a night when at least half of its trials passed.
 CREATE OR REPLACE VIEW flaky_across_nights AS
 WITH nightly AS (
-    SELECT skill_version, skill, version, target, test_id, eval_date,
+    SELECT skill_version, skill, version, target, configuration, test_id, eval_date,
            avg(CASE WHEN verdict = 'pass' THEN 1.0 ELSE 0.0 END) >= 0.5 AS passed
     FROM test_results
     WHERE status IN ('graded', 'error')
-    GROUP BY skill_version, skill, version, target, test_id, eval_date
+    GROUP BY skill_version, skill, version, target, configuration, test_id, eval_date
 )
-SELECT skill_version, skill, version, target, test_id,
+SELECT skill_version, skill, version, target, configuration, test_id,
        count(*) AS nights,
        count(*) FILTER (WHERE passed) AS nights_passed,
        min(eval_date) AS first_night,
        max(eval_date) AS last_night
 FROM nightly
-GROUP BY skill_version, skill, version, target, test_id
+GROUP BY skill_version, skill, version, target, configuration, test_id
 HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
 ;;
 
@@ -231,7 +233,7 @@ HAVING count(*) >= 2 AND count(*) FILTER (WHERE passed) NOT IN (0, count(*))
 -- `expectations` grades (as views.sql; json_each -> json_array_elements WITH ORDINALITY).
 CREATE OR REPLACE VIEW expectation_results AS
 SELECT g.eval_date, g.skill_version, g.skill, g.version, g.run_id, g.suite,
-       g.target, g.test_id, g.trial, g.assertion_index,
+       g.target, g.configuration, g.test_id, g.trial, g.assertion_index,
        CAST(e.ordinality AS INTEGER) AS expectation,
        e.value ->> 'text' AS expectation_text,
        CAST(e.value ->> 'passed' AS BOOLEAN) AS passed,
@@ -281,3 +283,17 @@ SELECT *,
        CAST(true_positives AS DOUBLE PRECISION) / nullif(true_positives + false_negatives, 0) AS recall,
        CAST(true_positives + true_negatives AS DOUBLE PRECISION) / queries AS accuracy
 FROM c
+;;
+
+-- skill_uplift: does the skill help? One row per skill version, evaluation date and target
+-- ('*' = all targets together), from the uplifts table the metrics stage writes (analysis/uplift.py):
+-- the mean over cases of each run's share of expectations met (1/0 for a case without expectations)
+-- with_skill and without_skill, the paired difference (delta) with its interval (ci_low, ci_high), the
+-- one-sided p-values of a rise and of a drop (exact sign-flip tests, alpha/2 each), and the verdict:
+-- helps, no_measurable_effect or hurts (wording says why, with the numbers).
+CREATE OR REPLACE VIEW skill_uplift AS
+SELECT u.eval_date, u.skill_version, u.skill, u.version, u.run_id, u.suite, u.target, u.value,
+       u.cases_compared, u.with_skill, u.without_skill, u.delta, u.ci_low, u.ci_high,
+       u.p_rise, u.p_drop, least(u.p_rise, u.p_drop) AS p_value,
+       u.significant, u.large_enough, u.verdict, u.wording
+FROM uplifts u

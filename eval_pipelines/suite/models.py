@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
+from eval_pipelines.suite.configurations import WITH_SKILL, WITHOUT_SKILL, Configurations  # noqa: F401 - re-exported
 from eval_pipelines.suite.content_parts import ContentPart, text_view
 from eval_pipelines.suite.registers import Registers
 
@@ -175,6 +176,8 @@ class Execution(Model):
     targets: list[str] = Field(default_factory=list)
     trials: Trials = Field(default_factory=Trials)
     cache: bool = True
+    # Agent Skills packages (evals.json) default to both (suite/configurations.py).
+    configurations: Configurations = Field(default_factory=lambda: [WITH_SKILL], min_length=1)
 
 
 class Settings(Model):

@@ -38,6 +38,7 @@ def test_job_assets_and_checks_resolve(defs: dg.Definitions) -> None:
         dg.AssetCheckKey(dg.AssetKey("model_outputs"), "every_case_has_an_output"),
         dg.AssetCheckKey(dg.AssetKey("metrics"), "suite_thresholds_met"),
         dg.AssetCheckKey(dg.AssetKey("metrics"), "blocking_gates"),
+        dg.AssetCheckKey(dg.AssetKey("metrics"), "skill_helps"),
         dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_significant_regression"),
         dg.AssetCheckKey(dg.AssetKey("regression_report"), "no_hidden_breakage"),
         dg.AssetCheckKey(dg.AssetKey("trigger_results"), "skill_triggers"),

@@ -11,7 +11,8 @@ from typing import Any, Iterator
 import pytest
 
 from eval_pipelines.cli import EXIT_OK, main
-from eval_pipelines.reports.skill_creator import BENCHMARK_FIELDS, stats
+from eval_pipelines.analysis.configurations import stats
+from eval_pipelines.reports.skill_creator import BENCHMARK_FIELDS
 from tests.skill_creator.support import make_package, respond
 from tests.support.fake_openai import FakeOpenAIServer
 
@@ -63,22 +64,25 @@ def test_benchmark_json_has_every_documented_field_with_its_type(capsys, tmp_pat
             assert isinstance(value, kind) and not (kind is int and isinstance(value, bool)), \
                 f"{path}: {value!r} is not {kind}"
 
-    # The values: 2 evals x 2 trials of a chat target, configuration named after it.
+    # The values: 2 evals x 2 trials x 2 configurations of a chat target (with and without SKILL.md as its
+    # system prompt: the baseline of an Agent Skills package by default).
     meta = benchmark["metadata"]
     assert (meta["skill_name"], meta["evals_run"], meta["runs_per_configuration"]) == ("csv-summary", [1, 2], 2)
     assert meta["executor_model"] == "skill-model" and meta["analyzer_model"] == "judge-model"
     runs = benchmark["runs"]
     assert [(r["eval_id"], r["configuration"], r["run_number"]) for r in runs] == [
-        (1, "default", 1), (1, "default", 2), (2, "default", 1), (2, "default", 2)]
-    second = runs[2]
+        (i, c, n) for i in (1, 2) for c in ("with_skill", "without_skill") for n in (1, 2)]
+    second = runs[4]
     assert second["eval_name"] == "Eval 2" and runs[0]["eval_name"] == "south region"
     assert {k: second["result"][k] for k in ("pass_rate", "passed", "failed", "total")} == {
         "pass_rate": 0.3333, "passed": 1, "failed": 2, "total": 3}
     assert second["expectations"][1] == {"text": "Shows the sum 30", "passed": False, "evidence": "no sign of item 2"}
     summary = benchmark["run_summary"]
-    assert set(summary) == {"default", "delta"}
-    assert summary["default"]["pass_rate"] == stats([1.0, 1.0, 0.3333, 0.3333])
-    assert summary["delta"]["pass_rate"] == "+0.67"  # one configuration: its mean, as aggregate_benchmark
+    assert set(summary) == {"with_skill", "without_skill", "delta"}
+    assert summary["with_skill"]["pass_rate"] == stats([1.0, 1.0, 0.3333, 0.3333])
+    # Filled from the stored rows: the prompt with SKILL.md costs tokens the baseline does not spend.
+    assert summary["with_skill"]["tokens"]["mean"] > summary["without_skill"]["tokens"]["mean"]
+    assert summary["delta"]["pass_rate"] == "+0.00" and summary["delta"]["tokens"].startswith("+")
 
 
 def test_stats_are_aggregate_benchmarks() -> None:
@@ -94,13 +98,17 @@ def _row(test_id: str, target: str, trial: int, passed: list[bool], latency_ms: 
             "tool_calls": 3, "graded": json.dumps(graded), "judge_model": "j"}
 
 
-def test_agent_runs_are_with_skill_and_delta_is_first_minus_second_configuration() -> None:
+def test_configurations_are_the_stored_ones_and_delta_is_with_minus_without() -> None:
     from eval_pipelines.reports.skill_creator import build_benchmark
 
-    targets = {"agent": {"name": "agent", "type": "agent", "model": "m"},
-               "zchat": {"name": "zchat", "type": "openai", "model": "m"}}
-    rows = [_row("1", "agent", 0, [True, True], 2000.0), _row("1", "zchat", 0, [True, False], 1000.0)]
+    targets = {"agent": {"name": "agent", "type": "agent", "model": "m"}}
+    rows = [_row("1", "agent", 0, [True, True], 2000.0) | {"configuration": "with_skill"},
+            _row("1", "agent", 0, [True, False], 1000.0) | {"configuration": "without_skill"}]
     benchmark = build_benchmark(rows, targets, skill_name="s", skill_path="p", timestamp="t")
-    assert [r["configuration"] for r in benchmark["runs"]] == ["with_skill", "zchat"]
-    assert list(benchmark["run_summary"]) == ["with_skill", "zchat", "delta"]
+    assert [r["configuration"] for r in benchmark["runs"]] == ["with_skill", "without_skill"]
+    assert list(benchmark["run_summary"]) == ["with_skill", "without_skill", "delta"]
     assert benchmark["run_summary"]["delta"] == {"pass_rate": "+0.50", "time_seconds": "+1.0", "tokens": "+0"}
+    # Several targets: each target's runs are a configuration of their own.
+    two = build_benchmark([rows[0], rows[0] | {"target": "chat"}], targets, skill_name="s", skill_path="p",
+                          timestamp="t")
+    assert [r["configuration"] for r in two["runs"]] == ["with_skill/agent", "with_skill/chat"]

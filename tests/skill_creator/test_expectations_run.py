@@ -40,7 +40,7 @@ def run(capsys: pytest.CaptureFixture[str], root: Path, skill: Path, *extra: str
 
 def test_each_expectation_is_stored_with_its_verdict_and_evidence(capsys, server, tmp_path: Path) -> None:
     skill = make_package(tmp_path)
-    code, out = run(capsys, tmp_path, skill)
+    code, out = run(capsys, tmp_path, skill, "--configurations", "with_skill")  # no baseline run without the skill
     db = tmp_path / "results.duckdb"
     assert "Traceback" not in out
 
@@ -90,7 +90,7 @@ def test_each_expectation_is_stored_with_its_verdict_and_evidence(capsys, server
 
 def test_trials_come_from_the_flag_or_the_package_and_new_trials_are_not_cached(capsys, server,
                                                                                 tmp_path: Path) -> None:
-    skill = make_package(tmp_path, settings="trials: 2\n")
+    skill = make_package(tmp_path, settings="trials: 2\nconfigurations: [with_skill]\n")
     run(capsys, tmp_path, skill)
     db = tmp_path / "results.duckdb"
     assert sql(db, "SELECT DISTINCT trial FROM model_outputs ORDER BY 1") == [(0,), (1,)]
@@ -109,6 +109,7 @@ def test_trials_come_from_the_flag_or_the_package_and_new_trials_are_not_cached(
 @pytest.mark.parametrize("settings, message", [
     ("trails: 3\n", "did you mean 'trials'"),
     ("trials: 0\n", "runs per eval, an integer from 1 to 1000"),
+    ("configurations: [without_skill]\n", "[with_skill, without_skill] (the default) or [with_skill]"),
 ])
 def test_a_bad_package_setting_is_one_line(capsys, server, tmp_path: Path, settings: str, message: str) -> None:
     skill = make_package(tmp_path, settings=settings)
@@ -121,3 +122,6 @@ def test_the_trials_flag_refuses_a_non_number(capsys, tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["--root", str(tmp_path), "run", str(skill), "--trials", "many"])
     assert "expected an integer from 1 to 1000" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--root", str(tmp_path), "run", str(skill), "--configurations", "with_skil"])
+    assert "expected with_skill,without_skill" in capsys.readouterr().err

@@ -44,6 +44,11 @@ but evals.json has no key for it, so the count comes from ``eval-pipelines.yaml`
 (``trials: 3``; this file is ours, not skill-creator's) or from ``eval-pipelines run --trials N``,
 which wins. Each trial is its own cache entry (run/cache.py keys on the trial number).
 
+Configurations: every eval runs ``with_skill`` and ``without_skill`` (skill-creator's baseline: the
+same target, prompts and files, the skill not installed), the uplift is with minus without
+(analysis/uplift.py). ``configurations: [with_skill]`` in ``eval-pipelines.yaml`` turns the baseline
+off; ``eval-pipelines run --configurations`` wins.
+
 Keys skill-creator's own tools ignore (``weight``, ``notes``, ``files[].purpose``, ...) are kept in
 the case's metadata with a stored "accepted, not used" warning; a likely misspelling of a known key
 is refused with its "did you mean". Keys an agent following skill-creator would read as its own
@@ -65,7 +70,8 @@ from eval_pipelines.suite.assertions import parse_assertion
 from eval_pipelines.suite.errors import SpecErrors, format_path, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
-from eval_pipelines.suite.models import Assertion, Execution, InputFile, Message, Suite, TestCase, Trials
+from eval_pipelines.suite.models import (WITH_SKILL, WITHOUT_SKILL, Assertion, Execution, InputFile, Message, Suite,
+                                         TestCase, Trials)
 from eval_pipelines.suite.package import IGNORED_PARTS
 from eval_pipelines.suite.paths import PathPolicy
 from eval_pipelines.suite.source import Document, load_document
@@ -77,7 +83,8 @@ TOP_KEYS = {"skill_name", "evals"}
 EVAL_KEYS = {"id", "name", "eval_name", "prompt", "expected_output", "files", "expectations", "assertions"}
 # The package's own settings for us, beside SKILL.md (evals.json has no place for them).
 SETTINGS_FILE = "eval-pipelines.yaml"
-SETTINGS_KEYS = {"trials", "triggers", "compare_blind"}  # pipeline/triggers.py, pipeline/blind.py
+# pipeline/triggers.py, pipeline/blind.py, suite/configurations.py
+SETTINGS_KEYS = {"trials", "triggers", "compare_blind", "configurations"}
 # Wrappers real packages write around the list of evals (a bare top-level list is read too).
 EVALS_KEYS = ("evals", "cases", "test_cases")
 # What an expectation object's statement is, in the order looked for ({text}, {name, description}, {name, check}).
@@ -288,31 +295,43 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
         if test.id in seen:
             ctx.error(doc, ("evals", i, "id"), f"duplicate eval id {test.id!r}", "unique ids")
         seen.add(test.id)
-    trials = _package_trials(ctx, _skill_root(doc.file) / SETTINGS_FILE)
+    trials, configurations = _package_settings(ctx, _skill_root(doc.file) / SETTINGS_FILE)
     if ctx.errors:
         raise SpecErrors(ctx.errors)
     # all_pass: a case passes when its expectations all pass (see the module docstring).
     suite = Suite(name=name or doc.file.stem, format="agent-skills-evals", source_file=str(doc.file),
                   tests=tests, scoring="all_pass",
-                  execution=Execution(trials=Trials(count=trials)))
+                  execution=Execution(trials=Trials(count=trials), configurations=configurations))
     return suite, ctx.warnings
 
 
-def _package_trials(ctx: LoadContext, file: Path) -> int:
-    """``trials`` of the package's eval-pipelines.yaml (1 without the file)."""
+# skill-creator's benchmark: every eval with the skill and without it (the baseline of the uplift).
+DEFAULT_CONFIGURATIONS = [WITH_SKILL, WITHOUT_SKILL]
+
+
+def _package_settings(ctx: LoadContext, file: Path) -> tuple[int, list[str]]:
+    """``trials`` (1 without the file) and ``configurations`` (both without the file) of the
+    package's eval-pipelines.yaml."""
     if not file.is_file():
-        return 1
+        return 1, list(DEFAULT_CONFIGURATIONS)
     settings = load_document(file)
     raw = settings.data if settings.data is not None else {}
     if not isinstance(raw, dict):
         ctx.error(settings, (), f"got {type(raw).__name__}", "a mapping such as `trials: 3`")
-        return 1
+        return 1, list(DEFAULT_CONFIGURATIONS)
     compat.unknown_fields(ctx, settings, (), raw, SETTINGS_KEYS)  # our own file: refused, not ignored
     trials = raw.get("trials", 1)
     if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= 1000:
         ctx.error(settings, ("trials",), f"got {trials!r}", "runs per eval, an integer from 1 to 1000")
-        return 1
-    return trials
+        trials = 1
+    configurations = raw.get("configurations", list(DEFAULT_CONFIGURATIONS))
+    if (not isinstance(configurations, list) or not configurations
+            or any(c not in DEFAULT_CONFIGURATIONS for c in configurations)
+            or len(set(configurations)) != len(configurations) or WITH_SKILL not in configurations):
+        ctx.error(settings, ("configurations",), f"got {configurations!r}",
+                  "[with_skill, without_skill] (the default) or [with_skill] (no baseline)")
+        configurations = list(DEFAULT_CONFIGURATIONS)
+    return trials, configurations
 
 
 def refuse_files_for_chat_targets(suite: Suite, targets: dict[str, Any]) -> None:

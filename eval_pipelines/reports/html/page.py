@@ -18,6 +18,7 @@ and the CSS and JS in ``assets``.
 
 from __future__ import annotations
 
+from eval_pipelines.reports.configurations import html_section as configurations_section
 from eval_pipelines.reports.data import ReportData
 from eval_pipelines.reports.html.assets import SCRIPT, STYLE
 from eval_pipelines.reports.html.changes import diff_rows, regressions_section
@@ -57,6 +58,7 @@ def render_html(data: ReportData) -> str:
         f"<header><h1>{e(title)}</h1>" + "".join(f'<p class="meta">{m}</p>' for m in meta) + "</header>",
         cards_section(data),
         metrics_section(data),
+        configurations_section(data),
         chart_section(data),
         regressions_section(data),
         trigger_section(data.triggers),

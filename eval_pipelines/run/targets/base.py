@@ -35,6 +35,9 @@ class TargetRequest:
     otlp_formats: tuple[str, ...] = ("json", "protobuf")
     # Files of the case (skill-creator's eval `files`): agent targets stage them into the workspace.
     input_files: tuple[InputFile, ...] = ()
+    # with_skill or without_skill (suite/models.py): part of the cache key, so a baseline answer is
+    # never served for a run with the skill, or the other way round.
+    configuration: str = "with_skill"
 
     @property
     def user_text(self) -> str:
@@ -82,6 +85,8 @@ class ModelOutput:
     transcript: list[dict[str, Any]] = field(default_factory=list)
     run_metrics: dict[str, Any] | None = None
     limits: dict[str, Any] | None = None
+    # with_skill or without_skill (suite/models.py): the skill installed or not for this output.
+    configuration: str = "with_skill"
 
 
 class Target(Protocol):

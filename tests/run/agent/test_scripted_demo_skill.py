@@ -26,7 +26,9 @@ def run_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     package = root / "report-builder"
     shutil.copytree(SKILL, package)
     db = root / "db.duckdb"
-    assert main(["--root", str(root), "run", str(package), "--db", str(db), "--no-progress", "-q"]) == 0  # no gates: exit 0
+    # with_skill only: what the skill's run stores (the baseline without it is tests/skill_creator/test_skill_uplift.py)
+    assert main(["--root", str(root), "run", str(package), "--db", str(db), "--no-progress", "-q",
+                 "--configurations", "with_skill"]) == 0  # no gates: exit 0
     return db
 
 

@@ -117,7 +117,7 @@ class ClaudeCodeTarget:
     takes_input_files = True  # staged in the workspace (engine.files_refusal)
 
     def __init__(self, config: ClaudeCodeTargetConfig, base_dir: Path, *, api_key: str | None,
-                 base_url: str | None, withheld_key: str | None = None) -> None:
+                 base_url: str | None, withheld_key: str | None = None, with_skill: bool = True) -> None:
         from eval_pipelines.suite.package import skill_folder
 
         self.config = config
@@ -127,7 +127,8 @@ class ClaudeCodeTarget:
         self._base_url = base_url
         self._withheld_key = withheld_key
         skill_dir = skill_folder(base_dir)
-        self.skill = SkillInfo(skill_dir) if skill_dir is not None else None
+        # without_skill (the baseline configuration): nothing under .claude/skills/, nothing listed
+        self.skill = SkillInfo(skill_dir) if skill_dir is not None and with_skill else None
         self.cli = find_cli(config.binary)
 
     def _error(self, request: TargetRequest, message: str) -> ModelOutput:

@@ -58,7 +58,7 @@ class AgentTarget:
     takes_input_files = True  # staged in the workspace (engine.files_refusal)
 
     def __init__(self, config: AgentTargetConfig, base_dir: Path, *, api_key: str | None, base_url: str | None,
-                 withheld_key: str | None = None) -> None:
+                 withheld_key: str | None = None, with_skill: bool = True) -> None:
         self.config = config
         self.name = config.name
         self.concurrency = config.concurrency
@@ -68,7 +68,8 @@ class AgentTarget:
 
         # The skill's own folder: base_dir (the package root) or, for a plugin repository, skills/<name>/.
         skill_dir = skill_folder(base_dir)
-        self.skill = SkillInfo(skill_dir) if skill_dir is not None else None
+        # without_skill (the baseline of the skill's uplift): nothing staged, nothing listed to the model.
+        self.skill = SkillInfo(skill_dir) if skill_dir is not None and with_skill else None
         # A deterministic stand-in for the model (``script:``), read now so a bad script fails the load.
         self._script = load_script(base_dir / config.script) if config.script else None
         self._client = openai.AsyncOpenAI(
