@@ -199,7 +199,7 @@ async def collect_outputs(
                 return ModelOutput(case.id, target_name, trial, None, attempts=0,
                                    error=f"not run: trials.cost_limit_usd {cost_limit:g} reached "
                                          f"(${spent:.4f} spent)")
-            refused = files_refusal(case, target)
+            refused = case.load_error or files_refusal(case, target)
             if refused:
                 return ModelOutput(case.id, target_name, trial, None, error=refused, attempts=0)
             request = traced_request(suite, case, _request(suite, case, trial))

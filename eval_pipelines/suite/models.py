@@ -303,6 +303,9 @@ class TestCase(Model):
     after: list[str] = Field(default_factory=list)
     # Files staged into an agent target's workspace (skill-creator's eval `files`).
     input_files: list[InputFile] = Field(default_factory=list)
+    # Why this case cannot run (an input file the package lacks, no task): the loader keeps the
+    # case so the other cases of its package still run; the model phase stores it as an error row.
+    load_error: str | None = None
 
     @field_validator("id")
     @classmethod
