@@ -225,7 +225,7 @@ async def collect_outputs(
         if case.cache is False:
             target = _uncached(target)
         async with limits[target_name]:
-            if case.fails_with is not None:  # promptfoo fails this eval before calling the model
+            if case.fails_with is not None:  # the eval cannot run (promptfoo fails it too; a missing file)
                 return ModelOutput(case.id, target_name, trial, None, error=case.fails_with, attempts=0)
             if stop.is_set():
                 return ModelOutput(case.id, target_name, trial, None, error=NOT_RUN_FAIL_FAST, attempts=0)

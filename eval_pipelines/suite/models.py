@@ -307,9 +307,12 @@ class TestCase(Model):
     after: list[str] = Field(default_factory=list)
     # Files staged into an agent target's workspace (skill-creator's eval `files`).
     input_files: list[InputFile] = Field(default_factory=list)
-    # promptfoo's storeOutputAs (suite/registers.py); and an eval promptfoo fails before calling the
-    # model (a prompt that does not render): every row of the case is an error with this reason.
+    # promptfoo's storeOutputAs (suite/registers.py).
     registers: Registers | None = None
+    # Why this case cannot run: an eval promptfoo fails before calling the model (a prompt that does
+    # not render), an evals.json eval naming an input file the package lacks or without a task. The
+    # loader keeps the case so the other cases still run; every row of the case is an error with this
+    # reason, and no model is called.
     fails_with: str | None = None
 
     @field_validator("id")

@@ -7,11 +7,10 @@ see its README and MANIFEST.tsv for how they were sampled). Each package is load
 `evals.json` itself when a package keeps it at its root). A package either loads or is refused with
 one-line errors naming a file of the package.
 
-Measured: 54 of 64 load (84%); issue 31 asks for 90%, which this corpus does not reach. Each of the
-10 refusals is listed in REFUSED with the real problem every one of its errors names: 8 are the
-package's own (input files never committed, an absolute /tmp path, a wrong path, an eval with no
-task, an empty list of evals), 2 are inputs the repository holds that the copy lacks (binary files
-the index holds no text for, and code, which the corpus never copies). A change that makes another
+Measured: 58 of 64 load (91%; issue 31 asks for 90%). An eval whose input file is missing or whose
+task is absent breaks that eval only: it is kept as an error row, with a one-line warning, and the
+package's other evals run; a package where no eval can run is refused. Each of the 6 refusals is
+listed in REFUSED with the real problem every one of its errors names. A change that makes another
 package fail, or lets one of these load, fails this test until REFUSED and the figures in the
 corpus README and docs/skill-creator.md are updated.
 """
@@ -26,19 +25,15 @@ from eval_pipelines.suite.errors import SpecErrors
 from eval_pipelines.formats.loader import load_skill
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "skills_corpus"
-FLOOR = 54 / 64
+FLOOR = 58 / 64  # issue 31's bar is 90%: asserted below too
 # Each refused package: its class, and the words every one of its errors says (one line each).
 NOT_HELD = "the package does not hold it"
 REFUSED = {
-    "A-H-911__onlinegantt": ("input file never committed (not in the index at any path)", NOT_HELD),
     "Abo-Fat__paperReading": ("input files never committed (./papers/*.pdf)", NOT_HELD),
     "dharmsen__readable/skill": ("input files never committed (plans, a range of images)", NOT_HELD),
-    "saranya-sallagundla__resume-builder-skill/skill": ("input files never committed (jd.txt, resume.pdf)", NOT_HELD),
     "54cwh__latex2word": ("absolute input path on the author's machine", "absolute path outside the package"),
-    "3shn__skill-sysml": ("wrong input path (the file is elsewhere in the package)", "a file of that name is at"),
     "182311729zhouyicheng__paper-style-deconstruct": ("evals with no task (papers to download)", "prompt: required field"),
     "1997nanana__nana-prd-writing": ("an empty list of evals", "no evals"),
-    "digorbi__clarifin/skill": ("binary inputs in the repository, not in the copy (no text stored)", NOT_HELD),
     "2023winner__test-trea-upload": ("inputs that are code, never copied", NOT_HELD),
 }
 MISSING = ("the package does not hold it", "absolute path outside the package")
@@ -100,6 +95,7 @@ def test_the_real_packages_load_or_fail_in_one_line(tmp_path_factory) -> None:
         print(f"  {folder.relative_to(CORPUS)}: {len(errors)} errors, first: "
               f"{errors[0].split(str(folder), 1)[-1].lstrip('/: ')}")
     assert len(loaded) / total >= FLOOR
+    assert len(loaded) / total >= 0.9
     # every refusal is the known one, for its real problem (named by every one of its errors)
     refused = {f.relative_to(CORPUS).as_posix(): errors for f, errors in failed.items()}
     assert set(refused) == set(REFUSED), sorted(set(refused) ^ set(REFUSED))

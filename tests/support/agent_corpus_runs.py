@@ -20,12 +20,26 @@ STANDIN = "mkdir -p out\nfind . -type f | sort > out/standin.txt\ncat out/standi
 WRITTEN = "The stand-in ran; see out/standin.txt."
 
 
+def _runnable(item: Any, evals_file: Path) -> bool:
+    """An eval the loader runs (not kept as an error row): it has a task and its input files exist,
+    looked up as the loader does (from the skill folder, the evals folder or the repository root)."""
+    if not isinstance(item, dict) or not (item.get("prompt") or item.get("input")):
+        return False
+    folders = [evals_file.parent.parent, evals_file.parent, *evals_file.parents]
+    for entry in item.get("files") or []:
+        path = entry.get("path") if isinstance(entry, dict) else entry
+        if not isinstance(path, str) or not any((folder / path).exists() for folder in folders):
+            return False
+    return True
+
+
 def one_eval(evals_file: Path) -> None:
-    """Keep one eval of the copy: the first naming input files, else the first."""
+    """Keep one runnable eval of the copy: the first naming input files, else the first."""
     data = json.loads(evals_file.read_text(encoding="utf-8-sig"))
     wrapper = None if isinstance(data, list) else next(k for k in ("evals", "cases", "test_cases") if k in data)
     items = data if wrapper is None else data[wrapper]
-    chosen = [next((e for e in items if isinstance(e, dict) and e.get("files")), items[0])]
+    runnable = [e for e in items if _runnable(e, evals_file)] or items
+    chosen = [next((e for e in runnable if isinstance(e, dict) and e.get("files")), runnable[0])]
     if wrapper is None:
         data = chosen
     else:

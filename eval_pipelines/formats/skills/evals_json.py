@@ -67,7 +67,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from eval_pipelines.suite.assertions import parse_assertion
-from eval_pipelines.suite.errors import SpecErrors, format_path, pydantic_errors
+from eval_pipelines.suite.errors import SpecError, SpecErrors, format_path, pydantic_errors
 from eval_pipelines.formats.agentv.parts import MAX_FILE_PART_BYTES
 from eval_pipelines.formats.eval_yaml.fields import LoadContext
 from eval_pipelines.suite.models import (WITH_SKILL, WITHOUT_SKILL, Assertion, Execution, InputFile, Message, Suite,
@@ -210,7 +210,8 @@ def _statement(item: Any) -> Any:
     return next((item[k] for k in STATEMENT_KEYS if isinstance(item.get(k), str) and item[k].strip()), None)
 
 
-def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | None:
+def _test(ctx: LoadContext, doc: Document, index: int, raw: Any,
+          broken: list[SpecError]) -> TestCase | None:
     path: tuple[Any, ...] = ("evals", index)
     if not isinstance(raw, dict):
         ctx.error(doc, path, f"got {type(raw).__name__}", "an eval mapping with `id` and `prompt`")
@@ -221,17 +222,25 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
     if isinstance(test_id, bool) or not isinstance(test_id, (int, str)) or str(test_id).strip() == "":
         ctx.error(doc, path + ("id",), f"invalid id {test_id!r}", "an integer (or a non-empty string)")
         return None
+    # A missing task or input file breaks this eval only: the errors become its fails_with (an
+    # error row at run time) and the package's other evals still run (see docs/skill-creator.md).
+    soft_from = len(ctx.errors)
     prompt = read_as.task(ctx, doc, path, raw)
     if not isinstance(prompt, str) or not prompt.strip():
         given = ", ".join(sorted(map(str, raw)))  # the task is often there under another key (`input`)
         ctx.error(doc, path + ("prompt",), f"required field is missing (the eval has {given})"
                   if prompt is None else "invalid prompt", "the task, a non-empty string")
-        return None
+        prompt = "(no task)"
     files = raw.get("files") or []
     if not isinstance(files, list):
         ctx.error(doc, path + ("files",), f"got {type(files).__name__}", "a list of file paths")
         files = []
     inputs = [item for i, f in enumerate(files) for item in _input_files(ctx, doc, path + ("files", i), f)]
+    broken.extend(ctx.errors[soft_from:])
+    load_error = "; ".join(str(e) for e in ctx.errors[soft_from:]) or None
+    del ctx.errors[soft_from:]
+    if load_error:
+        inputs = [item for item in inputs if Path(item.source).is_file()]
     parts = [prompt] + [_inlined(item) for item in inputs if item.inlined]
     expected = read_as.expected_output(ctx, doc, path + ("expected_output",), raw.get("expected_output"))
     if expected is not None and not isinstance(expected, str):
@@ -266,7 +275,7 @@ def _test(ctx: LoadContext, doc: Document, index: int, raw: Any) -> TestCase | N
         return TestCase(id=str(test_id), name=display, input=[Message(role="user", content="\n".join(parts))],
                         expected_output=expected, criteria=expected, assertions=assertions,
                         metadata=metadata, input_files=inputs, source_file=str(doc.file),
-                        source_line=doc.line_of(path))
+                        source_line=doc.line_of(path), fails_with=load_error)
     except ValidationError as exc:
         ctx.errors.extend(pydantic_errors(doc, path, exc))
         return None
@@ -289,7 +298,12 @@ def load_skill_evals(doc: Document, policy: PathPolicy) -> tuple[Suite, list[str
         name = None
     if not raw["evals"]:
         ctx.error(doc, ("evals",), "no evals", "at least one eval")
-    tests = [t for i, item in enumerate(raw["evals"]) if (t := _test(ctx, doc, i, item)) is not None]
+    broken: list[SpecError] = []
+    tests = [t for i, item in enumerate(raw["evals"]) if (t := _test(ctx, doc, i, item, broken)) is not None]
+    if tests and all(t.fails_with for t in tests):  # no eval could run: the package is refused
+        ctx.errors.extend(broken)
+    else:
+        ctx.warnings.extend(f"{e} (this eval is stored as an error row, not run)" for e in broken)
     seen: set[str] = set()
     for i, test in enumerate(tests):
         if test.id in seen:
