@@ -282,7 +282,10 @@ def test_cli_and_dagster_run_the_same_stages_into_the_same_rows(
         results = [job.execute_in_process(
             partition_key=partition_key_for(f"support-triage@{v}", date.fromisoformat(today)),
             instance=instance, raise_on_error=False) for v in ("1.0.0", "2.0.0")]
-    failed = {e.check_name for e in results[1].get_asset_check_evaluations() if not e.passed}
+    # In a failed run the checks with nothing to check (no trigger set, no run without the skill)
+    # come as warnings: only the errors are failures.
+    failed = {e.check_name for e in results[1].get_asset_check_evaluations()
+              if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR}
     assert failed == {"suite_thresholds_met", "no_significant_regression"}
 
     key = "support-triage@2.0.0"

@@ -133,6 +133,11 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
     assert checks(result) == {"every_case_has_an_output": True, "blocking_gates": True}
 
 
+# The calculator's first run has no dataset file, no baseline, no trigger set, no blind comparison
+# and no run without the skill: those tables stay empty.
+EMPTY_FOR_CALCULATOR = {"datasets", "regressions", "trigger_results", "blind_comparisons", "uplifts"}
+
+
 def test_calculator_rows_in_every_table(calculator_run) -> None:
     _, db, result = calculator_run
     found = counts(db, CALC, DAY1)
@@ -141,10 +146,12 @@ def test_calculator_rows_in_every_table(calculator_run) -> None:
     assert found.pop("case_metrics") == 6 * 10
     # Inline cases only (no external dataset) and no earlier version to compare with.
     assert (found.pop("datasets"), found.pop("regressions")) == (0, 0)
+    # No trigger set, no blind comparison asked for, no run without the skill (not an Agent Skill).
+    assert (found.pop("trigger_results"), found.pop("blind_comparisons"), found.pop("uplifts", 0)) == (0, 0, 0)
     assert found == {"suites": 1, "test_cases": 6, "model_outputs": 6, "grades": 6, "test_results": 6}
     assert metric_rows > 0 and metric_rows % 2 == 0  # the same metrics for '*' and for calc-script
     # Every row belongs to this run and this partition.
-    for table in set(TABLES) - {"datasets", "regressions"}:
+    for table in set(TABLES) - EMPTY_FOR_CALCULATOR:
         assert sql(db, f"SELECT DISTINCT run_id, eval_date, skill, version FROM {table}") == [
             (result.run_id, DAY1, "calculator", "1.0.0")]
     (suite,) = sql(db, "SELECT suite, format, n_tests, trials FROM suites")
@@ -178,7 +185,7 @@ def test_rematerialising_replaces_and_a_new_date_keeps_history(calculator_run, t
     again = execute(root, db, instance, CALC, DAY1)
     assert again.success, failure_messages(again)
     assert counts(db, CALC, DAY1) == before  # replaced, not appended
-    for table in set(TABLES) - {"datasets", "regressions"}:
+    for table in set(TABLES) - EMPTY_FOR_CALCULATOR:
         assert sql(db, f"SELECT DISTINCT run_id FROM {table}") == [(again.run_id,)]
     assert again.run_id != first.run_id
 
