@@ -25,7 +25,10 @@ pytestmark = pytest.mark.slow
 def test_the_sensor_starts_an_agent_run_of_a_new_skill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("EVAL_PIPELINES_SKILLS_DIR", "EVAL_PIPELINES_DB", "EVAL_PIPELINES_HOME"):
         monkeypatch.delenv(name, raising=False)
-    make_agent_project(tmp_path)
+    package = make_agent_project(tmp_path)
+    # The agent with the skill (the without_skill baseline has its own Dagster test:
+    # tests/defs/test_skill_uplift_job.py); the package's setting says so, as a user's would.
+    (package / "eval-pipelines.yaml").write_text("configurations: [with_skill]\n", encoding="utf-8")
     db = tmp_path / "results.duckdb"
     with FakeOpenAIServer(latency_s=0.0) as server, dg.instance_for_test() as instance:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

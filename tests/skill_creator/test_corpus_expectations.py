@@ -1,6 +1,7 @@
 """Issue 32, "done when": on the real packages of tests/data/skills_corpus that load with a chat
 target, ``eval-pipelines run --trials 2`` stores one ``expectation_results`` row per expectation ×
-case × trial (one target, one configuration), and the Markdown report names unmet expectations
+case × trial × configuration (one target; with_skill and without_skill, the default for Agent
+Skills packages), and the Markdown report names unmet expectations
 by their text with the judge's evidence. The judge (fake OpenAI server) passes odd-numbered
 expectations and fails even-numbered ones."""
 
@@ -26,8 +27,10 @@ from tests.support.field_projects import sql
 
 TRIALS = 2
 # The first packages (in folder order) that grade on expectations: enough to show the rows on real
-# files, while the corpus grows (64 packages; each run here is two trials of every eval).
-MAX_PACKAGES = 20
+# files, while the corpus grows (64 packages; each run here is two trials of every eval, with and
+# without the skill). The issue asks for at least 10.
+MAX_PACKAGES = 12
+CONFIGURATIONS = 2
 
 
 def respond(body: dict[str, Any]) -> str:
@@ -69,11 +72,12 @@ def test_expectation_rows_on_real_packages(tmp_path: Path, monkeypatch: pytest.M
             (root / "targets.yaml").write_text(TARGETS_YAML, encoding="utf-8")
             db = root / "r.duckdb"
             main(["--root", str(root), "run", str(folder), "--db", str(db), "--trials", str(TRIALS)])
-            rows = sql(db, "SELECT count(*), count(DISTINCT trial), count(*) FILTER (WHERE passed) "
-                           "FROM expectation_results")
-            assert rows[0][0] == sum(items) * TRIALS, folder
-            assert rows[0][1] == TRIALS
-            assert rows[0][2] == sum((n + 1) // 2 for n in items) * TRIALS  # the odd-numbered ones
+            rows = sql(db, "SELECT count(*), count(DISTINCT trial), count(*) FILTER (WHERE passed), "
+                           "count(DISTINCT configuration) FROM expectation_results")
+            assert rows[0][0] == sum(items) * TRIALS * CONFIGURATIONS, folder
+            assert rows[0][1] == TRIALS and rows[0][3] == CONFIGURATIONS
+            # the odd-numbered ones
+            assert rows[0][2] == sum((n + 1) // 2 for n in items) * TRIALS * CONFIGURATIONS
             if any(n >= 2 for n in items):
                 text, evidence = sql(db, "SELECT expectation_text, evidence FROM expectation_results "
                                          "WHERE NOT passed ORDER BY test_id, trial, expectation LIMIT 1")[0]

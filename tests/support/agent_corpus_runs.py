@@ -96,7 +96,7 @@ def run_packages(corpus: str, folders: list[str], base: str, project_targets: st
                 "Done: out/result.md written.",
             ])
             seen = {r for (r,) in sql(db, "SELECT DISTINCT run_id FROM model_outputs")} if db.exists() else set()
-            code = main(["--root", str(project), "run", str(copy), "--db", str(db), "--no-cache", "-q",
+            code = main(["--root", str(project), "run", str(copy), "--db", str(db), "--configurations", "with_skill", "--no-cache", "-q",
                          "--no-progress"])
             new = {r for (r,) in sql(db, "SELECT DISTINCT run_id FROM model_outputs")} - seen
             records[raw] = {"db": str(db), "copy": str(copy), "run_ids": sorted(new), "exit_code": code,

@@ -37,7 +37,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
 def run(capsys: pytest.CaptureFixture[str], root: Path, skill: Path) -> tuple[int, str, Path]:
     db = root / "results.duckdb"
     capsys.readouterr()
-    code = main(["--root", str(root), "run", str(skill), "--db", str(db)])
+    code = main(["--root", str(root), "run", str(skill), "--db", str(db), "--configurations", "with_skill"])
     out, err = capsys.readouterr()
     return code, out + err, db
 

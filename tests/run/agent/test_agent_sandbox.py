@@ -56,7 +56,7 @@ def test_a_hostile_bundled_script_cannot_read_keys_reach_the_network_or_outlive_
     ])
     db = tmp_path / "results.duckdb"
     requests_before = server.request_count
-    main(["--root", str(tmp_path), "run", str(skill), "--db", str(db)])
+    main(["--root", str(tmp_path), "run", str(skill), "--db", str(db), "--configurations", "with_skill"])
     capsys.readouterr()
 
     ((trace, transcript, metrics),) = sql(db, "SELECT trace, transcript, run_metrics FROM model_outputs")

@@ -281,7 +281,7 @@ def cc_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Fak
         mp.setenv("ANTHROPIC_API_KEY", "sk-ant-operator-SECRET-31")
         mp.setenv("OPENAI_API_KEY", "sk-openai-SECRET-31")
         server.script = scripted_turns(server.port)
-        code = main(["--root", str(root), "run", str(skill), "--db", str(db)])
+        code = main(["--root", str(root), "run", str(skill), "--db", str(db), "--configurations", "with_skill"])
         assert code == EXIT_OK
         yield db, server, code
 
