@@ -49,6 +49,7 @@ from eval_pipelines.formats.promptfoo.scripts import Script, function_prompt_tex
 from eval_pipelines.formats.promptfoo.template_env import EnvironmentView
 from eval_pipelines.suite.models import Message
 from eval_pipelines.suite.source import Document, load_document, read_text
+from eval_pipelines.suite.registers import as_text
 from eval_pipelines.formats import compat
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -61,14 +62,10 @@ PROMPT_CSV_COLUMNS = ("prompt", "label")  # the columns promptfoo's CSV prompt f
 def _nunjucks_text(value: Any) -> Any:
     """How Nunjucks prints a value: JavaScript's ``true``/``false``, nothing for null,
     a list of scalars joined by commas (Array.toString), other structures as JSON."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        return ",".join(str(v) for v in value)
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
+    # The printing rule is suite/registers.as_text's; numbers and strings stay as they are, so a
+    # template can still compute with them.
+    if value is None or isinstance(value, (bool, list, dict)):
+        return as_text(value)
     return value
 
 
