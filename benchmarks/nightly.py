@@ -54,6 +54,7 @@ from benchmarks.server import MODEL, BenchServer
 REPO = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
 TRIGGER = "nightly_regression"
+HOST = "eval_pipelines.defs.run_host"  # the warm launcher's host; its forks are the run workers
 
 
 def log(message: str) -> None:
@@ -155,18 +156,18 @@ def tree_cpu(daemon_pid: int) -> float:
 
 class WorkerCpu:
     """The run workers' own CPU, sampled: each worker (a ``multiprocessing`` child of a code server,
-    classified when first seen alive) at the last value read before it ended, so a lower bound by
+    or a fork of the warm launcher's run host, classified when first seen alive) at the last value read before it ended, so a lower bound by
     at most one sampling interval per worker."""
 
     def __init__(self) -> None:
         self.seen: dict[int, float] = {}
 
     def sample(self, daemon_pid: int) -> None:
-        for pid, (_, own, reaped) in tree(daemon_pid).items():
+        for pid, (parent, own, reaped) in tree(daemon_pid).items():
             if pid in self.seen:
                 self.seen[pid] = max(self.seen[pid], own + reaped)
-            elif "spawn_main" in _cmdline(pid):
-                self.seen[pid] = own + reaped
+            elif "spawn_main" in _cmdline(pid) or (HOST in _cmdline(pid) and HOST in _cmdline(parent)):
+                self.seen[pid] = own + reaped  # a code server's spawned worker, or a fork of the warm run host
 
     @property
     def total(self) -> float:
