@@ -218,14 +218,28 @@ def _run_figures(instance, run_id: str) -> RunFigures:  # noqa: ANN001
                       worker_wall_s=(end or 0) - (starting or 0), model_phase_s=model)
 
 
-def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeout_s: float) -> BatchFigures:
+def use_postgres_storage(root: Path) -> None:
+    """The project's dagster.yaml with the team deployment's storage block (deploy/dagster.team.yaml):
+    runs, events and schedules in PostgreSQL instead of SQLite files."""
+    import yaml
+
+    instance = yaml.safe_load((root / "dagster.yaml").read_text())
+    instance["storage"] = yaml.safe_load((REPO / "deploy" / "dagster.team.yaml").read_text())["storage"]
+    (root / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
+
+
+def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeout_s: float,
+              storage_env: dict[str, str] | None = None) -> BatchFigures:
+    """One batch; ``storage_env``: the DAGSTER_PG_* variables of a PostgreSQL instance (else SQLite)."""
     import dagster as dg
 
     root = work / f"nightly-{versions}"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     keys = write_nightly_project(root, versions, cases)
-    env = project_env(root, server)
+    if storage_env:
+        use_postgres_storage(root)
+    env = project_env(root, server) | (storage_env or {})
     subprocess.run([sys.executable, "-c",
                     "import dagster as dg, sys; dg.DagsterInstance.get().add_dynamic_partitions("
                     "'skill_versions', sys.argv[1:])", *keys], env=env, cwd=root, check=True)
@@ -233,8 +247,8 @@ def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeou
     daemon = subprocess.Popen([str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", "workspace.yaml"],
                               env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=(root / "daemon.log").open("w"),
                               start_new_session=True)
-    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME",)}
-    os.environ["DAGSTER_HOME"] = str(root)
+    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", *(storage_env or {}))}
+    os.environ.update({"DAGSTER_HOME": str(root), **(storage_env or {})})
     old_cwd = os.getcwd()
     os.chdir(root)  # dagster.yaml's relative storage paths resolve against the current directory
     try:
@@ -324,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="give up on a batch after N x this many seconds")
     parser.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "eval-pipelines-nightly"))
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks-nightly.md"))
+    parser.add_argument("--storage", choices=("sqlite", "postgres"), default="sqlite",
+                        help="the instance's storage: the project's dagster.yaml (SQLite files) or the team "
+                             "deployment's PostgreSQL (a local server started per batch)")
     parser.add_argument("--from-json", help="re-render the page from a run's JSON (no new measurement)")
     args = parser.parse_args(argv)
     if args.from_json:
@@ -341,14 +358,20 @@ def main(argv: list[str] | None = None) -> int:
                    env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
                    stdout=subprocess.DEVNULL, check=True)
     meta = {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
-            "dagster": dagster.__version__, "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+            "dagster": dagster.__version__, "storage": args.storage, "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     rows, skipped = [], ""
     with BenchServer(latency_ms=args.latency_ms) as server:
         model_cpu = model_phase_cpu(work, server, args.cases)
         for n in (int(x) for x in args.sizes.split(",")):
             try:
-                batch = run_batch(work, server, n, args.cases, timeout_s=n * args.timeout_per_version)
+                if args.storage == "postgres":
+                    from tests.support.postgres import LocalPostgres
+
+                    with LocalPostgres(db_name=f"nightly_{n}") as postgres:
+                        batch = run_batch(work, server, n, args.cases, n * args.timeout_per_version, postgres.env())
+                else:
+                    batch = run_batch(work, server, n, args.cases, timeout_s=n * args.timeout_per_version)
             except RuntimeError as exc:
                 skipped = f"N={n} did not finish: {exc}"
                 log(skipped)

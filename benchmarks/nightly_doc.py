@@ -71,8 +71,10 @@ def write_doc(out: Path, rows: list[dict], model_cpu: list[float], meta: dict, s
         "the main benchmark is in [benchmarks.md](benchmarks.md). N skill versions of "
         f"{rows[0]['cases'] if rows else 40} exact-match cases each, a local",
         "OpenAI-compatible server answering after 50 ms, the `nightly_regression` schedule ticking",
-        "in a real `dagster-daemon run` with the project's `dagster.yaml` (SQLite, queued run",
-        "coordinator, 4 runs at once), one run per skill version as the schedule requests them.",
+        "in a real `dagster-daemon run` with the project's `dagster.yaml` (queued run coordinator, 4 runs",
+        "at once, the warm run launcher), one run per skill version as the schedule requests them.",
+        "Instance storage: " + ("PostgreSQL, the storage block of `deploy/dagster.team.yaml` (a local server)."
+                                if meta.get("storage") == "postgres" else "SQLite files (the project's `dagster.yaml`)."),
         "",
         f"Machine: {meta['cpu']}, {meta['cores']} cores, Python {meta['python']}, Dagster {meta['dagster']}. "
         f"Load average (1, 5, 15 min) at start {meta['load_start']}, at end {meta['load_end']}: "
