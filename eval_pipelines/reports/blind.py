@@ -1,10 +1,11 @@
 """The blind comparison in the reports (table ``blind_comparisons``, pipeline/blind.py): per
 baseline, how often the judge preferred this version's output, the baseline's, or neither, and the
-outputs where the baseline won, with the judge's reasoning. Empty when none was asked for."""
+outputs where the baseline won, with the judge's reasoning (JSON report: ``blind_comparisons``). Empty
+(JSON: null) when none was asked for."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -60,3 +61,8 @@ def blind_markdown(summaries: list[BlindSummary], cell: Any) -> list[str]:
         lines += [f"- Baseline preferred on {cell(r['test_id'])} ({cell(r['target'])}, trial {r['trial']}): "
                   f"{cell(r['reasoning'])}" for r in s.lost]
     return lines
+
+
+def blind_json(summaries: list[BlindSummary]) -> list[dict[str, Any]] | None:
+    """Per baseline: wins, ties, errors, how many were compared, and the outputs the baseline won."""
+    return [asdict(s) | {"compared": s.compared} for s in summaries] or None

@@ -20,14 +20,15 @@ from importlib import resources
 from typing import Any, Iterable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
+from eval_pipelines.reports.blind import blind_json
 from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.configurations import json_block as configurations_json
 from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
+from eval_pipelines.reports.triggers import triggers_json
 
 SCHEMA_VERSION = "1.0"
 DEFAULT_LATENCY_LIMIT_MS = 2000.0
-# Suite thresholds read as a per-call latency limit (ms) for the latency recommendation.
-LATENCY_THRESHOLD_KEYS = ("max_latency_ms", "latency_ms", "latency_limit_ms")
+LATENCY_THRESHOLD_KEYS = ("max_latency_ms", "latency_ms", "latency_limit_ms")  # read as a per-call limit (ms)
 ID_LIST_LIMIT = 5
 
 
@@ -54,8 +55,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def display_metric(name: str) -> str:
-    match = re.fullmatch(r"pass_(at|hat)_(\d+)", name)
-    if match:
+    if match := re.fullmatch(r"pass_(at|hat)_(\d+)", name):
         return f"pass{'@' if match.group(1) == 'at' else '^'}{match.group(2)}"
     if name == "cost_usd":
         return "cost"
@@ -239,13 +239,11 @@ def failures(data: ReportData) -> list[dict[str, Any]]:
 
 
 def _error_kind(error: str) -> str:
-    match = re.search(r"\bHTTP\s*(\d{3})\b|\bstatus(?: code)?\s*(\d{3})\b", error, re.I)
-    if match:
+    if match := re.search(r"\bHTTP\s*(\d{3})\b|\bstatus(?: code)?\s*(\d{3})\b", error, re.I):
         return f"HTTP {match.group(1) or match.group(2)}"
     if re.search(r"time(d)? ?out", error, re.I):
         return "a timeout"
-    match = re.search(r"exit(?:ed with)? (?:code|status) (-?\d+)", error, re.I)
-    if match:
+    if match := re.search(r"exit(?:ed with)? (?:code|status) (-?\d+)", error, re.I):
         return f"exit code {match.group(1)}"
     return f"'{short(error.splitlines()[0] if error.strip() else error, 80)}'"
 
@@ -416,6 +414,7 @@ def build_report(data: ReportData) -> dict[str, Any]:
         "recommendations": recommendations(data),
         "comparison": comparison(data),
         "configurations": configurations_json(data),
+        "triggers": triggers_json(data.triggers), "blind_comparisons": blind_json(data.blind),
         "results": [] if not include_details(data) else [
             {"eval_id": c.test_id, "name": c.name, "category": c.category, "target": c.target,
              "trial": c.trial, "verdict": c.verdict, "status": c.status, "score": c.score,

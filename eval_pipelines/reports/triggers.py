@@ -1,10 +1,11 @@
 """The trigger evaluation in the reports: per target, precision, recall and accuracy, and each
 query's trigger rate (views ``trigger_accuracy`` and ``trigger_rates``), as Markdown lines and one
-line for the terminal summary (the HTML section is ``html/triggers.py``). Empty when the run stored no trigger rows."""
+line for the terminal summary, and the JSON report's ``triggers`` (the HTML section is ``html/triggers.py``).
+Empty (JSON: null) when the run stored no trigger rows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -76,3 +77,8 @@ def trigger_markdown(triggers: list[TriggerTarget], cell: Any) -> list[str]:
             lines.append(f"| {r['query_number']} | {cell(r['query'])} | {'yes' if r['should_trigger'] else 'no'} | "
                          f"{rate(r)} | {num(r['trigger_rate'])} | {result} |")
     return lines
+
+
+def triggers_json(triggers: list[TriggerTarget]) -> list[dict[str, Any]] | None:
+    """Per target: the counts, precision, recall, accuracy and each query's rate (``rows``)."""
+    return [asdict(t) for t in triggers] or None

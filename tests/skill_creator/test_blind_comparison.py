@@ -90,6 +90,18 @@ def test_the_current_version_wins_as_a_and_as_b(tmp_path: Path, monkeypatch: pyt
                                      "preferred 8, the baseline 0, ties 0 of 8 outputs")
     assert "### Blind comparison" in blind_markdown(summaries, cell)
     assert 'id="blind"' in blind_section(summaries)
+    # The JSON report's block, valid against the report schema's own definition of it.
+    import jsonschema
+
+    from eval_pipelines.reports.blind import blind_json
+    from eval_pipelines.reports.json_report import report_schema
+
+    block = blind_json(summaries)
+    assert block == [{"baseline": "csv-summary@0.9.0 (2026-11-20)", "current_wins": 8, "baseline_wins": 0,
+                      "ties": 0, "errors": 0, "lost": [], "compared": 8}]
+    schema = report_schema()["properties"]["eval_report"]["properties"]["blind_comparisons"]
+    jsonschema.validate(block, schema)
+    jsonschema.validate(blind_json([]), schema)  # none asked for: null
 
 
 def test_the_switch_on_the_command_line() -> None:

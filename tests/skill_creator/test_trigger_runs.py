@@ -152,3 +152,16 @@ def test_planted_triggers_through_the_dagster_job(tmp_path: Path, monkeypatch: p
             == (20, len(LOADS))
         assert con.execute("SELECT precision, recall, accuracy, true_positives, false_positives FROM "
                            "trigger_accuracy").fetchall() == [(0.9, 0.9, 0.9, 9, 1)]
+        from eval_pipelines.reports.triggers import load_triggers, triggers_json
+
+        block = triggers_json(load_triggers(con, "demo@1.0.0", "2026-11-28"))
+    # The JSON report's block, valid against the report schema's own definition of it.
+    import jsonschema
+
+    from eval_pipelines.reports.json_report import report_schema
+
+    jsonschema.validate(block, report_schema()["properties"]["eval_report"]["properties"]["triggers"])
+    (target,) = block
+    assert (target["precision"], target["recall"], target["queries"]) == (0.9, 0.9, 20)
+    assert target["counts"] == {"true_positives": 9, "false_positives": 1, "false_negatives": 1, "true_negatives": 9}
+    assert len(target["rows"]) == 20 and {r["should_trigger"] for r in target["rows"]} == {True, False}
