@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold, missing_reason
-from eval_pipelines.pipeline.catalog import CHECK_SPECS
+from eval_pipelines.pipeline.catalog import CHECK_SPECS, CheckSpec
 from eval_pipelines.pipeline.stages import Markdown, StageContext
 from eval_pipelines.store import tables
 from eval_pipelines.store.configurations import column
@@ -30,11 +30,22 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Check:
-    name: str
-    stage: str  # the stage (asset) it checks
-    description: str
+    """A check's facts (``catalog.CheckSpec``: name, stage, blocking) and the function that evaluates it."""
+
+    spec: CheckSpec
     evaluate: Callable[[StageContext], CheckResult]
-    blocking: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def stage(self) -> str:  # the stage (asset) it checks
+        return self.spec.stage
+
+    @property
+    def blocking(self) -> bool:
+        return self.spec.blocking
 
 
 def _thresholds_table(thresholds: dict[str, float], overall: dict[str, float], misses: set[str]) -> str:
@@ -213,8 +224,7 @@ def skill_helps(ctx: StageContext) -> CheckResult:
 
 # The facts are in catalog.py (the Dagster definitions read them without importing this module).
 CHECKS: tuple[Check, ...] = tuple(
-    Check(spec.name, spec.stage, spec.description, globals()[spec.function], spec.blocking)
-    for spec in CHECK_SPECS)
+    Check(spec, globals()[spec.function]) for spec in CHECK_SPECS)
 
 
 def checks_for(stage: str) -> list[Check]:

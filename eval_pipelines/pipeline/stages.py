@@ -27,7 +27,7 @@ from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.blind import run_blind_comparisons
-from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS
+from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS, StageSpec
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
 from eval_pipelines.pipeline.stage_values import FilePath, Markdown, StageResult
 from eval_pipelines.pipeline.triggers import run_trigger_evals
@@ -135,15 +135,22 @@ class StageContext:
 
 @dataclass(frozen=True)
 class Stage:
-    name: str  # the Dagster asset's name
-    description: str
-    tables: tuple[str, ...]
-    kinds: frozenset[str]
+    """A stage's facts (``catalog.StageSpec``: name, tables, what it reads) and the function that runs it."""
+
+    spec: StageSpec
     run: Callable[[StageContext], StageResult]
-    # What it takes from earlier stages of the run (``StageContext.memo`` keys, read back
-    # from DuckDB when missing); the rest is let go, so a 100,000-case run does not hold
-    # every table in memory at once.
-    reads: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:  # the Dagster asset's name
+        return self.spec.name
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return self.spec.tables
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        return self.spec.reads
 
 
 def _write(ctx: StageContext, table: str, frame: pd.DataFrame) -> dict[str, int]:
@@ -393,8 +400,7 @@ def write_reports(ctx: StageContext) -> StageResult:
 
 # The facts are in catalog.py (the Dagster definitions read them without importing this module).
 STAGES: tuple[Stage, ...] = tuple(
-    Stage(spec.name, spec.description, spec.tables, spec.kinds, globals()[spec.function], spec.reads)
-    for spec in STAGE_SPECS)
+    Stage(spec, globals()[spec.function]) for spec in STAGE_SPECS)
 
 
 def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[tuple[Stage, StageResult]]:

@@ -48,8 +48,8 @@ def store(tmp_path: Path, current: list, baselines: list[tuple[str, Partition, l
 def test_both_checks_are_asset_checks_of_the_regression_stage() -> None:
     by_name = {c.name: c for c in CHECKS}
     assert by_name["no_significant_regression"].stage == by_name["no_hidden_breakage"].stage == "regression_report"
-    assert "breakage" in by_name["no_hidden_breakage"].description.lower()
-    assert "sign test" in by_name["no_hidden_breakage"].description
+    assert "breakage" in by_name["no_hidden_breakage"].spec.description.lower()
+    assert "sign test" in by_name["no_hidden_breakage"].spec.description
 
 
 def test_cancel_out_breakage_is_stored_and_fails_its_own_check(tmp_path: Path) -> None:
