@@ -23,6 +23,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """The same stage list and checks as the Dagster job, in a plain loop."""
     from eval_pipelines.pipeline.checks import checks_for
     from eval_pipelines.pipeline.stages import RunOptions, StageContext, run_stages
+    from eval_pipelines.store.connection import connect
     from eval_pipelines.store.partition import Partition
 
     started = time.monotonic()
@@ -81,9 +82,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
         if not args.quiet:
             print(f"DuckDB: {paths.db_path}")
-        code = finish_run(paths.db_path, partition, outcomes, args.junit, args.summary)
-    summary = read_summary(paths.db_path, partition.skill_version, partition.eval_date,
-                           duration_s=time.monotonic() - started, filtered_out=filtered_out)
+        with connect(paths.db_path, read_only=True) as con:  # one open (~35 ms) for the exit code and the summary
+            code = finish_run(paths.db_path, partition, outcomes, args.junit, args.summary, con=con)
+            summary = read_summary(paths.db_path, partition.skill_version, partition.eval_date,
+                                   duration_s=time.monotonic() - started, filtered_out=filtered_out, con=con)
     summary.exit_code = int(code)
     summary.checks_failed = [o.name for o in outcomes if not o.passed]
     if args.format == "table" and not args.quiet:

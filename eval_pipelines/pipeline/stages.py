@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import pandas as pd
 
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
-from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
+from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame, grading_waits
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.blind import run_blind_comparisons
 from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS
@@ -249,7 +249,8 @@ def grade(ctx: StageContext) -> StageResult:
         # of the same configuration for the comparison graders.
         outputs = of_configuration(all_outputs, configuration)
         baseline, context = grading_context(ctx.connection(), ctx.partition, stored.suite.baseline, configuration)
-        ctx.release()  # judge calls and sandboxed scripts may take long
+        if grading_waits(stored.suite):
+            ctx.release()  # judge calls and sandboxed scripts may take long
         workspace = ctx.paths.workspace_dir(ctx.partition)
         if workspace.is_dir():
             context = replace(context, workspace=workspace)
@@ -385,7 +386,7 @@ def report_dir(ctx: StageContext) -> Path:
 
 def write_reports(ctx: StageContext) -> StageResult:
     out_dir = report_dir(ctx)
-    written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir)
+    written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir, con=ctx.connection())
     meta: dict[str, Any] = {f"report_{fmt}": FilePath(str(path)) for fmt, path in written.items()}
     meta["report_summary"] = Markdown(summary)
     return StageResult({}, meta)

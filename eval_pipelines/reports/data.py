@@ -16,7 +16,9 @@ are re-exported here.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from eval_pipelines.analysis.versions import version_sort_key
 from eval_pipelines.reports.comparison import NO_BASELINE, attach_baseline, baseline_run, significance
@@ -54,15 +56,19 @@ __all__ = [
 
 
 def load_report(db_path: str | Path, skill: str, version: str | None = None, eval_date: str | None = None,
-                against: str | None = None) -> ReportData:
+                against: str | None = None, *, con: Any = None) -> ReportData:
     """The report data of ``skill`` (``version`` default: latest by semver; ``eval_date`` default:
     its latest) compared with ``against`` (default: the baseline the pipeline uses; ``"none"``: no
-    comparison). Raises ``ReportError`` for an unknown skill, version or date."""
+    comparison). Raises ``ReportError`` for an unknown skill, version or date.
+
+    ``con``: an open connection to ``db_path`` to read through (the pipeline's own, which
+    just wrote the rows: a second open of the file costs ~35 ms); default: one opened here."""
     target = str(db_path)
-    if not target.startswith(("md:", "postgres")) and target != ":memory:" and not Path(target).is_file():
+    if con is None and not target.startswith(("md:", "postgres")) and target != ":memory:" \
+            and not Path(target).is_file():
         raise ReportError(f"no results database at {target} (run `eval-pipelines demo` or "
                           f"`eval-pipelines run` first, or pass --db)")
-    with connect(target) as con:
+    with connect(target) if con is None else nullcontext(con) as con:
         versions = versions_with_results(con, skill)
         if not versions:
             skills = [r[0] for r in con.execute(
