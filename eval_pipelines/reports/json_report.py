@@ -132,6 +132,17 @@ def _counts(cases: list[CaseResult]) -> dict[str, Any]:
 
 
 def summary(data: ReportData) -> dict[str, Any]:
+    """The run's counts (read-only: shared by every renderer). Computed once per report: the
+    JSON, Markdown and HTML reports and the Markdown summary asked for it five times per run,
+    each a pass over every case and grade."""
+    key = (id(data.cases), len(data.cases))
+    if getattr(data, "_summary_key", None) != key:
+        data._summary = _summary(data)  # type: ignore[attr-defined]
+        data._summary_key = key  # type: ignore[attr-defined]
+    return data._summary  # type: ignore[attr-defined]
+
+
+def _summary(data: ReportData) -> dict[str, Any]:
     cases = data.cases
     overall = _counts(cases)
     by_category: dict[str, list[CaseResult]] = defaultdict(list)
