@@ -21,7 +21,6 @@ from eval_pipelines.reports.loading import (
     dict_rows,
     eval_dates,
     first_row,
-    from_json,
     resolve_version,
 )
 from eval_pipelines.reports.records import COUNTED, BaselineCase, CaseResult, ReportError, RunInfo

@@ -42,6 +42,7 @@ from eval_pipelines.reports.records import (
     ReportError,
     RunInfo,
     grader_family,
+    once_per_report,
 )
 from eval_pipelines.reports.run_info import SAFE_TARGET_KEYS, load_run_info, safe_target
 from eval_pipelines.reports.blind import load_blind
@@ -51,7 +52,7 @@ from eval_pipelines.store.connection import connect
 __all__ = [
     "COUNTED", "NO_BASELINE", "SAFE_TARGET_KEYS", "UNCATEGORISED",
     "BaselineCase", "CaseResult", "Grade", "HistoryPoint", "ReportData", "ReportError", "RunInfo",
-    "grader_family", "load_report", "safe_target", "skills_with_results",
+    "grader_family", "load_report", "once_per_report", "safe_target", "skills_with_results",
 ]
 
 

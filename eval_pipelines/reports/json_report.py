@@ -7,8 +7,7 @@ is every other graded or errored eval (fail, borderline, error); ``skipped``
 is not evaluated or waiting for human review. ``pass_rate`` = passed /
 (passed + failed), ``null`` when nothing was counted.
 
-The JSON validates against ``report.schema.json`` (draft 2020-12), shipped in
-this package.
+The JSON validates against ``report.schema.json`` (draft 2020-12), shipped in this package.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from typing import Any, Iterable
 from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshold
 from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.configurations import json_block as configurations_json
-from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
+from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo, once_per_report
 
 SCHEMA_VERSION = "1.0"
 DEFAULT_LATENCY_LIMIT_MS = 2000.0
@@ -131,18 +130,8 @@ def _counts(cases: list[CaseResult]) -> dict[str, Any]:
     }
 
 
+@once_per_report  # every renderer shows it (five times a run): read-only
 def summary(data: ReportData) -> dict[str, Any]:
-    """The run's counts (read-only: shared by every renderer). Computed once per report: the
-    JSON, Markdown and HTML reports and the Markdown summary asked for it five times per run,
-    each a pass over every case and grade."""
-    key = (id(data.cases), len(data.cases))
-    if getattr(data, "_summary_key", None) != key:
-        data._summary = _summary(data)  # type: ignore[attr-defined]
-        data._summary_key = key  # type: ignore[attr-defined]
-    return data._summary  # type: ignore[attr-defined]
-
-
-def _summary(data: ReportData) -> dict[str, Any]:
     cases = data.cases
     overall = _counts(cases)
     by_category: dict[str, list[CaseResult]] = defaultdict(list)

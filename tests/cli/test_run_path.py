@@ -7,6 +7,7 @@ must be exactly the cases the store says failed.
 
 from __future__ import annotations
 
+import gc
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -167,3 +168,5 @@ def test_run_opens_the_results_file_three_times_and_never_while_models_answer(
     assert code == ExitCode.GATE_FAILED, out  # the echoed questions name no capital
     assert held_while_answering == [False, False, False]
     assert opened == [str(db)] * 3
+    # What the command froze out of the garbage collector's way is handed back to an in-process caller.
+    assert gc.get_freeze_count() == 0
