@@ -17,8 +17,8 @@ import textwrap
 from typing import Sequence
 
 from eval_pipelines.cli.options import (EXIT_BUSY, EXIT_FAILED, EXIT_INVALID, EXIT_OK, StderrWarnings,
-                                        add_project_options, collection_paused, common_parser, epilog,
-                                        package_version)
+                                        add_project_options, common_parser, epilog, package_version)
+from eval_pipelines.pipeline.collector import collection_paused
 from eval_pipelines.suite.errors import SpecErrors
 
 __all__ = ["EXIT_BUSY", "EXIT_FAILED", "EXIT_INVALID", "EXIT_OK", "build_parser", "main"]
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if argv is not None:
             # Called in a process that goes on (tests, scripts): what the command froze
-            # (options.collection_paused) goes back to the collector. The console command
+            # (pipeline/collector.py) goes back to the collector. The console command
             # (argv None) ends here, and skips the full collection that unfreezing brings.
             gc.unfreeze()
 

@@ -4,13 +4,10 @@ help text, the project's paths, where reports go, warnings on standard error, th
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from eval_pipelines.analysis.exit_codes import ExitCode
 
@@ -91,21 +88,3 @@ class StderrWarnings(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         print(f"warning: {record.getMessage()}", file=sys.stderr)
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """Import a command's modules without cyclic garbage collection, then move what they made
-    out of the collector's reach (``gc.freeze``). Modules, classes and pydantic schemas live as
-    long as the process; collecting among them found next to nothing and cost ~0.25 s of a
-    1,000-case ``eval-pipelines run`` (py-spy, gc.callbacks): two full collections during the
-    imports, and the young ones that re-enabling alone only postpones. Frozen objects still die
-    by reference count."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()

@@ -14,10 +14,10 @@ from contextlib import redirect_stdout
 from datetime import datetime, timezone
 from pathlib import Path
 
-from eval_pipelines.cli.options import (EXIT_INVALID, StderrWarnings, collection_paused, epilog, project_paths,
-                                        report_root)
+from eval_pipelines.cli.options import EXIT_INVALID, StderrWarnings, epilog, project_paths, report_root
 from eval_pipelines.cli.progress import model_phase_progress
 from eval_pipelines.cli.run_summary import FORMATS, print_run_summary, read_summary
+from eval_pipelines.pipeline.collector import collection_paused
 from eval_pipelines.suite.errors import SpecErrors
 
 
@@ -65,10 +65,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     written: list[str] = []
     # With --format json standard output holds the JSON alone: every other line goes to standard error.
     human = sys.stderr if args.format == "json" else sys.stdout
-    # The modules and the suite live until the process ends: out of the collector's way, so the
-    # full collections of the run (one stalled the event loop ~0.15 s as the model phase began,
-    # one as the process ended) look only at what the run makes. Objects still die by refcount.
-    gc.freeze()
     with redirect_stdout(human):
         with model_phase_progress(loaded.suite, ctx.options, enabled=not args.no_progress):
             for stage, result in run_stages(ctx):
@@ -85,6 +81,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if stop:
                     print("a blocking gate failed: the stages after it did not run")
                     break
+        gc.freeze()  # the process ends soon: its last collection need not walk what the run kept
         if written and not args.quiet:  # where they went: reports/<date>, or the suite's reporting.output_dir
             print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
         if not args.quiet:

@@ -95,9 +95,12 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                        store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
     # The evaluation core is imported here, when a run computes, not when the code location loads.
-    from eval_pipelines.pipeline.checks import checks_for
-    from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
-    from eval_pipelines.suite.errors import SpecErrors
+    from eval_pipelines.pipeline.collector import collection_paused
+
+    with collection_paused():
+        from eval_pipelines.pipeline.checks import checks_for
+        from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
+        from eval_pipelines.suite.errors import SpecErrors
 
     partition = partition_of(context)
     ctx = StageContext(

@@ -15,6 +15,7 @@ in a plain loop.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -405,6 +406,9 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     iterating to stop the stages downstream of a blocking gate.
     """
     chosen = [stage for stage in STAGES if selected is None or stage.name in selected]
+    # What exists now (modules, Dagster's definitions, the loaded suite) outlives the run: out of
+    # the full collections' way while it runs, handed back after (pipeline/collector.py).
+    gc.freeze()
     try:
         for position, stage in enumerate(chosen):
             ctx.current_stage = stage.name
@@ -414,6 +418,7 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
                 del ctx.memo[key]
     finally:
         ctx.release()
+        gc.unfreeze()
 
 
 __all__ = ["STAGES", "STAGE_NAMES", "FilePath", "Markdown", "MissingUpstream", "RunOptions", "SpecErrors",
