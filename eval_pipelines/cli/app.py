@@ -9,6 +9,7 @@ traceback is a bug.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -17,6 +18,7 @@ from typing import Sequence
 
 from eval_pipelines.cli.options import (EXIT_BUSY, EXIT_FAILED, EXIT_INVALID, EXIT_OK, StderrWarnings,
                                         add_project_options, common_parser, epilog, package_version)
+from eval_pipelines.pipeline.collector import collection_paused
 from eval_pipelines.suite.errors import SpecErrors
 
 __all__ = ["EXIT_BUSY", "EXIT_FAILED", "EXIT_INVALID", "EXIT_OK", "build_parser", "main"]
@@ -60,7 +62,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _main(argv)
+    finally:
+        if argv is not None:
+            # Called in a process that goes on (tests, scripts): what the command froze
+            # (pipeline/collector.py) goes back to the collector. The console command
+            # (argv None) ends here, and skips the full collection that unfreezing brings.
+            gc.unfreeze()
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    with collection_paused():  # every command's module is imported here
+        parser = build_parser()
+    args = parser.parse_args(argv)
     args.root = args.root or os.environ.get("EVAL_PIPELINES_HOME", ".")
     if args.allow_unsandboxed_code:  # read by the sandbox, also in Dagster runs started from here
         os.environ["EVAL_PIPELINES_ALLOW_UNSANDBOXED_CODE"] = "1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import re
@@ -16,14 +17,17 @@ from pathlib import Path
 from eval_pipelines.cli.options import EXIT_INVALID, StderrWarnings, epilog, project_paths, report_root
 from eval_pipelines.cli.progress import model_phase_progress
 from eval_pipelines.cli.run_summary import FORMATS, print_run_summary, read_summary
+from eval_pipelines.pipeline.collector import collection_paused
 from eval_pipelines.suite.errors import SpecErrors
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """The same stage list and checks as the Dagster job, in a plain loop."""
-    from eval_pipelines.pipeline.checks import checks_for
-    from eval_pipelines.pipeline.stages import RunOptions, StageContext, run_stages
-    from eval_pipelines.store.partition import Partition
+    with collection_paused():  # the evaluation core's modules
+        from eval_pipelines.pipeline.checks import checks_for
+        from eval_pipelines.pipeline.stages import RunOptions, StageContext, run_stages
+        from eval_pipelines.store.connection import connect
+        from eval_pipelines.store.partition import Partition
 
     started = time.monotonic()
     root = Path(args.root).resolve()
@@ -77,13 +81,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if stop:
                     print("a blocking gate failed: the stages after it did not run")
                     break
+        gc.freeze()  # the process ends soon: its last collection need not walk what the run kept
         if written and not args.quiet:  # where they went: reports/<date>, or the suite's reporting.output_dir
             print(f"Reports: {Path(written[0]).parent} ({', '.join(Path(w).name for w in written)})")
         if not args.quiet:
             print(f"DuckDB: {paths.db_path}")
-        code = finish_run(paths.db_path, partition, outcomes, args.junit, args.summary)
-    summary = read_summary(paths.db_path, partition.skill_version, partition.eval_date,
-                           duration_s=time.monotonic() - started, filtered_out=filtered_out)
+        with connect(paths.db_path, read_only=True) as con:  # one open (~35 ms) for the exit code and the summary
+            code = finish_run(paths.db_path, partition, outcomes, args.junit, args.summary, con=con)
+            summary = read_summary(paths.db_path, partition.skill_version, partition.eval_date,
+                                   duration_s=time.monotonic() - started, filtered_out=filtered_out, con=con)
     summary.exit_code = int(code)
     summary.checks_failed = [o.name for o in outcomes if not o.passed]
     if args.format == "table" and not args.quiet:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from eval_pipelines.analysis.exit_codes import ExitCode, run_exit_code
 from eval_pipelines.pipeline.project import ProjectPaths
@@ -111,13 +112,14 @@ def load_run_source(source: Path, paths: ProjectPaths, cwd: Path,
 
 
 def finish_run(db_path: str, partition: Partition, checks: list[CheckOutcome],
-               junit: str | None, summary: str | None) -> ExitCode:
-    """The run's exit code; writes the JUnit XML and appends the Markdown summary when asked."""
+               junit: str | None, summary: str | None, *, con: Any = None) -> ExitCode:
+    """The run's exit code; writes the JUnit XML and appends the Markdown summary when asked.
+    ``con``: an open connection to ``db_path`` (the one the run summary reads through)."""
     from eval_pipelines.reports.junit import write_junit
     from eval_pipelines.reports.step_summary import append_summary, summary_markdown
     from eval_pipelines.store.connection import connect
 
-    with connect(db_path, read_only=True) as con:
+    with connect(db_path, read_only=True) if con is None else nullcontext(con) as con:
         outputs, errors = con.execute(
             "SELECT count(*), count(error) FROM model_outputs WHERE eval_date = ? AND skill_version = ?",
             [partition.eval_date, partition.skill_version]).fetchone()

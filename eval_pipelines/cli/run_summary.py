@@ -14,6 +14,7 @@ box characters), JSON for scripts (``--format json``); ``-q`` keeps only the tal
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
@@ -89,15 +90,16 @@ def _short(text: Any, limit: int = VALUE_WIDTH) -> str:
 
 
 def read_summary(db_path: str, skill_version: str, eval_date: str, *, duration_s: float | None = None,
-                 filtered_out: int = 0) -> RunSummary:
-    """The run's summary from the stored rows of one partition."""
+                 filtered_out: int = 0, con: Any = None) -> RunSummary:
+    """The run's summary from the stored rows of one partition (``con``: an open connection
+    to ``db_path``, else one is opened here)."""
     from eval_pipelines.reports.blind import blind_line, load_blind
     from eval_pipelines.reports.triggers import load_triggers, trigger_line
     from eval_pipelines.store.connection import connect
 
     summary = RunSummary(skill_version, eval_date, duration_s=duration_s, filtered_out=filtered_out)
     key = [eval_date, skill_version]
-    with connect(db_path, read_only=True) as con:
+    with connect(db_path, read_only=True) if con is None else nullcontext(con) as con:
         (summary.passed, summary.failed, summary.errors, summary.not_evaluated, targets, trials) = con.execute(
             """SELECT count(*) FILTER (WHERE verdict = 'pass'),
                       count(*) FILTER (WHERE status = 'graded' AND verdict IS DISTINCT FROM 'pass'),

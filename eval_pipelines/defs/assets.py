@@ -25,7 +25,7 @@ import dagster as dg
 from eval_pipelines.defs.metadata import as_metadata, code_reference, table_metadata, table_name
 from eval_pipelines.defs.partitions import eval_partitions, partition_of
 from eval_pipelines.defs.resources import EvalProject, EvalStore, ModelAccess
-from eval_pipelines.defs.trends import trend_point
+from eval_pipelines.defs.trends import TrendRows, trend_point_of, trend_rows
 from eval_pipelines.pipeline.catalog import CHECK_SPECS, STAGE_MODULE, STAGE_SPECS
 
 if TYPE_CHECKING:
@@ -95,10 +95,12 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
                        store: EvalStore, models: ModelAccess) -> Iterator[StepEvent]:
     """Run the selected stages of ``stages.STAGES`` in order, each followed by its checks."""
     # The evaluation core is imported here, when a run computes, not when the code location loads.
-    from eval_pipelines.pipeline.checks import checks_for
-    from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
-    from eval_pipelines.store.connection import connect
-    from eval_pipelines.suite.errors import SpecErrors
+    from eval_pipelines.pipeline.collector import collection_paused
+
+    with collection_paused():
+        from eval_pipelines.pipeline.checks import checks_for
+        from eval_pipelines.pipeline.stages import MissingUpstream, RunOptions, StageContext, run_stages
+        from eval_pipelines.suite.errors import SpecErrors
 
     partition = partition_of(context)
     ctx = StageContext(
@@ -111,10 +113,11 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
     failed_checks: list[str] = []
     failures: list[str] = []
     skipped: list[tuple[str, str, CheckResult]] = []
-    ran: set[str] = set()
+    trend: TrendRows | None = None  # the skill's trend point, but for the verdict known at the end
     try:
         for stage, result in run_stages(ctx, selected):
-            ran.add(stage.name)
+            if stage.name == "metrics":  # read through the run's connection, open since the stage wrote
+                trend = trend_rows(ctx.connection(), partition)
             meta = as_metadata(result.metadata)
             for table, rows in result.rows.items():
                 if table == stage.tables[0]:
@@ -167,9 +170,8 @@ def evaluate_partition(context: dg.AssetExecutionContext, config: ModelCallConfi
         context.log.info("checks with nothing to check: " + "; ".join(
             f"{name} {outcome.description}" for _, name, outcome in skipped))
     verdict = _tag_verdict(context, failed_checks, [name for _, name, _ in skipped])
-    if "metrics" in ran:
-        with connect(store.db_path) as con:
-            point = trend_point(con, partition, verdict or _verdict(failed_checks))
+    if trend is not None:
+        point = trend_point_of(trend, partition, verdict or _verdict(failed_checks))
         if point is not None:  # skill_trends/<skill>: this evaluation as a data point of the skill's history
             yield point
     if failures:

@@ -79,10 +79,25 @@ def history_markdown(rows: list[tuple[str, str, float]]) -> str:
 
 def trend_point(con: duckdb.DuckDBPyConnection, partition: Partition, verdict: str) -> dg.AssetMaterialization | None:
     """What the skill's trend asset records for this partition (None if it has no metrics rows)."""
+    return trend_point_of(trend_rows(con, partition), partition, verdict)
+
+
+TrendRows = tuple[dict[str, float], list[tuple[str, str, float]]]
+
+
+def trend_rows(con: duckdb.DuckDBPyConnection, partition: Partition) -> TrendRows:
+    """What a trend point is made of: this partition's overall metrics and the skill's pass-rate
+    history. Read by the evaluation step through the run's own connection once the metrics are
+    stored; the verdict, known only at the end of the step, is added by ``trend_point_of``."""
     values = dict(con.execute(
         "SELECT metric, value FROM metrics WHERE eval_date = ? AND skill_version = ? AND target = '*' "
         "AND configuration = 'with_skill'",
         [partition.eval_date, partition.skill_version]).fetchall())
+    return values, (skill_history(con, partition.skill) if values else [])
+
+
+def trend_point_of(rows: TrendRows, partition: Partition, verdict: str) -> dg.AssetMaterialization | None:
+    values, history = rows
     if not values:
         return None
     skill, version = partition.skill, partition.version
@@ -93,7 +108,7 @@ def trend_point(con: duckdb.DuckDBPyConnection, partition: Partition, verdict: s
         "eval_date": dg.MetadataValue.text(partition.eval_date),
         "verdict": dg.MetadataValue.text(verdict),
         "partition": dg.MetadataValue.text(f"{partition.eval_date}|{partition.skill_version}"),
-        "pass_rate_by_version_and_night": dg.MetadataValue.md(history_markdown(skill_history(con, skill))),
+        "pass_rate_by_version_and_night": dg.MetadataValue.md(history_markdown(history)),
     }
     return dg.AssetMaterialization(asset_key=trend_key(skill), metadata=metadata,
-                               description=f"{partition.skill_version} on {partition.eval_date}: {verdict}")
+                                   description=f"{partition.skill_version} on {partition.eval_date}: {verdict}")

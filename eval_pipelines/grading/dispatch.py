@@ -200,6 +200,23 @@ async def _grade_compared(suite: Suite, graded: list[tuple[ModelOutput, list[Gra
             grades.sort(key=lambda g: g.assertion_index)
 
 
+def grading_waits(suite: Suite) -> bool:
+    """Whether grading the suite's outputs may wait on something (a judge model, a sandboxed
+    script, replayed registers): False only when every assertion is of a batchable grader,
+    code over the output text alone. The pipeline keeps its DuckDB connection open across a
+    grading that cannot wait (closing and reopening the file costs ~35 ms a run)."""
+    if uses_registers(suite):
+        return True
+    for case in suite.tests:
+        if case.after:
+            return True
+        for assertion in case.assertions:
+            grader = get_grader(assertion.type)
+            if grader is None or not grader.batchable or grader.compares or grader.needs_judge:
+                return True
+    return False
+
+
 # ---- whole columns ---------------------------------------------------------------
 
 def batch_plan(suite: Suite) -> pd.DataFrame:

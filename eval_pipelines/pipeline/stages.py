@@ -15,6 +15,7 @@ in a plain loop.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import pandas as pd
 
 from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
-from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame
+from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame, grading_waits
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.blind import run_blind_comparisons
 from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS, StageSpec
@@ -256,7 +257,8 @@ def grade(ctx: StageContext) -> StageResult:
         # of the same configuration for the comparison graders.
         outputs = of_configuration(all_outputs, configuration)
         baseline, context = grading_context(ctx.connection(), ctx.partition, stored.suite.baseline, configuration)
-        ctx.release()  # judge calls and sandboxed scripts may take long
+        if grading_waits(stored.suite):
+            ctx.release()  # judge calls and sandboxed scripts may take long
         workspace = ctx.paths.workspace_dir(ctx.partition)
         if workspace.is_dir():
             context = replace(context, workspace=workspace)
@@ -392,7 +394,7 @@ def report_dir(ctx: StageContext) -> Path:
 
 def write_reports(ctx: StageContext) -> StageResult:
     out_dir = report_dir(ctx)
-    written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir)
+    written, summary = write_partition_reports(ctx.paths.db_path, ctx.partition, out_dir, con=ctx.connection())
     meta: dict[str, Any] = {f"report_{fmt}": FilePath(str(path)) for fmt, path in written.items()}
     meta["report_summary"] = Markdown(summary)
     return StageResult({}, meta)
@@ -410,6 +412,9 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     iterating to stop the stages downstream of a blocking gate.
     """
     chosen = [stage for stage in STAGES if selected is None or stage.name in selected]
+    # What exists now (modules, Dagster's definitions, the loaded suite) outlives the run: out of
+    # the full collections' way while it runs, handed back after (pipeline/collector.py).
+    gc.freeze()
     try:
         for position, stage in enumerate(chosen):
             ctx.current_stage = stage.name
@@ -419,6 +424,7 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
                 del ctx.memo[key]
     finally:
         ctx.release()
+        gc.unfreeze()
 
 
 __all__ = ["STAGES", "STAGE_NAMES", "FilePath", "Markdown", "MissingUpstream", "RunOptions", "SpecErrors",

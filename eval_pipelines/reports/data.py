@@ -16,7 +16,9 @@ are re-exported here.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from eval_pipelines.analysis.versions import version_sort_key
 from eval_pipelines.reports.comparison import NO_BASELINE, attach_baseline, baseline_run, significance
@@ -40,6 +42,7 @@ from eval_pipelines.reports.records import (
     ReportError,
     RunInfo,
     grader_family,
+    once_per_report,
 )
 from eval_pipelines.reports.run_info import SAFE_TARGET_KEYS, load_run_info, safe_target
 from eval_pipelines.reports.blind import load_blind
@@ -49,20 +52,24 @@ from eval_pipelines.store.connection import connect
 __all__ = [
     "COUNTED", "NO_BASELINE", "SAFE_TARGET_KEYS", "UNCATEGORISED",
     "BaselineCase", "CaseResult", "Grade", "HistoryPoint", "ReportData", "ReportError", "RunInfo",
-    "grader_family", "load_report", "safe_target", "skills_with_results",
+    "grader_family", "load_report", "once_per_report", "safe_target", "skills_with_results",
 ]
 
 
 def load_report(db_path: str | Path, skill: str, version: str | None = None, eval_date: str | None = None,
-                against: str | None = None) -> ReportData:
+                against: str | None = None, *, con: Any = None) -> ReportData:
     """The report data of ``skill`` (``version`` default: latest by semver; ``eval_date`` default:
     its latest) compared with ``against`` (default: the baseline the pipeline uses; ``"none"``: no
-    comparison). Raises ``ReportError`` for an unknown skill, version or date."""
+    comparison). Raises ``ReportError`` for an unknown skill, version or date.
+
+    ``con``: an open connection to ``db_path`` to read through (the pipeline's own, which
+    just wrote the rows: a second open of the file costs ~35 ms); default: one opened here."""
     target = str(db_path)
-    if not target.startswith(("md:", "postgres")) and target != ":memory:" and not Path(target).is_file():
+    if con is None and not target.startswith(("md:", "postgres")) and target != ":memory:" \
+            and not Path(target).is_file():
         raise ReportError(f"no results database at {target} (run `eval-pipelines demo` or "
                           f"`eval-pipelines run` first, or pass --db)")
-    with connect(target) as con:
+    with connect(target) if con is None else nullcontext(con) as con:
         versions = versions_with_results(con, skill)
         if not versions:
             skills = [r[0] for r in con.execute(

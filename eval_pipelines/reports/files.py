@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from eval_pipelines.reports.data import ReportData, load_report
 from eval_pipelines.store.partition import Partition
@@ -70,12 +70,14 @@ def write_reports(db_path: str | Path, skill_version: str, eval_date: str, out_d
     return written
 
 
-def write_partition_reports(db_path: str | Path, partition: Partition, out_dir: str | Path) -> tuple[dict[str, Path], str]:
+def write_partition_reports(db_path: str | Path, partition: Partition, out_dir: str | Path, *,
+                            con: Any = None) -> tuple[dict[str, Path], str]:
     """The reports of one evaluated partition (the formats its suite asks for), and
-    their short Markdown summary: what the pipeline's last stage produces."""
+    their short Markdown summary: what the pipeline's last stage produces. ``con``: the
+    run's open connection to ``db_path`` (``load_report``)."""
     from eval_pipelines.reports.markdown import render_markdown_summary
 
-    data = load_report(db_path, partition.skill, version=partition.version, eval_date=partition.eval_date)
+    data = load_report(db_path, partition.skill, version=partition.version, eval_date=partition.eval_date, con=con)
     written = {fmt: write_report(data, fmt, Path(out_dir) / report_filename(data, fmt))
                for fmt in _formats_for(data, None)}
     return written, render_markdown_summary(data)

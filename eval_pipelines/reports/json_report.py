@@ -7,8 +7,7 @@ is every other graded or errored eval (fail, borderline, error); ``skipped``
 is not evaluated or waiting for human review. ``pass_rate`` = passed /
 (passed + failed), ``null`` when nothing was counted.
 
-The JSON validates against ``report.schema.json`` (draft 2020-12), shipped in
-this package.
+The JSON validates against ``report.schema.json`` (draft 2020-12), shipped in this package.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from eval_pipelines.analysis.gates import failed_thresholds, metric_for_threshol
 from eval_pipelines.reports.blind import blind_json
 from eval_pipelines.reports.comparison import labelled_regressed
 from eval_pipelines.reports.configurations import json_block as configurations_json
-from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo
+from eval_pipelines.reports.data import CaseResult, HistoryPoint, ReportData, RunInfo, once_per_report
 from eval_pipelines.reports.triggers import triggers_json
 
 SCHEMA_VERSION = "1.0"
@@ -131,6 +130,7 @@ def _counts(cases: list[CaseResult]) -> dict[str, Any]:
     }
 
 
+@once_per_report  # every renderer shows it (five times a run): read-only
 def summary(data: ReportData) -> dict[str, Any]:
     cases = data.cases
     overall = _counts(cases)

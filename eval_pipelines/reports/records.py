@@ -8,9 +8,10 @@ renderers and the loaders can both import them without importing each other.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from eval_pipelines.grading.registry import get_grader
 
@@ -197,3 +198,18 @@ class ReportData:
             self._label_shape = (len({c.target for c in self.cases}) > 1, len({c.trial for c in self.cases}) > 1)
             self._label_shape_key = key
         return self._label_shape
+
+
+def once_per_report(compute: Callable[[ReportData], Any]) -> Callable[[ReportData], Any]:
+    """``compute(data)`` computed once per report (per list of cases) and shared by the renderers
+    that ask for it; the result is read-only."""
+    name = compute.__qualname__
+
+    def cached(data: ReportData) -> Any:
+        key = (id(data.cases), len(data.cases))
+        found = data.__dict__.setdefault("_computed", {}).get(name)
+        if found is None or found[0] != key:
+            found = data._computed[name] = (key, compute(data))
+        return found[1]
+
+    return functools.wraps(compute)(cached)

@@ -7,14 +7,17 @@ must be exactly the cases the store says failed.
 
 from __future__ import annotations
 
+import gc
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from eval_pipelines.cli import main
 from eval_pipelines.analysis.exit_codes import ExitCode, run_exit_code
 from eval_pipelines.store.connection import connect
+from tests.support.fake_openai import echo_responder
 
 SUITE = """\
 name: capitals-quiz
@@ -136,3 +139,34 @@ def test_missing_path_is_invalid_input(capsys: pytest.CaptureFixture[str], tmp_p
 ])
 def test_exit_code_precedence(failed: list[str], outputs: int, errors: int, expected: ExitCode) -> None:
     assert run_exit_code(failed, outputs, errors) == expected
+
+
+def test_run_opens_the_results_file_three_times_and_never_while_models_answer(
+        capsys: pytest.CaptureFixture[str], suite_dir: Path, tmp_path: Path, fake_openai,  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each open of a DuckDB file costs ~35 ms: the stages share one connection before the model
+    phase and one after it (code-only grading keeps it), and the summary reads through one more.
+    None is open while the models answer, so other runs can write meanwhile."""
+    db = tmp_path / "r.duckdb"
+    real_connect = duckdb.connect
+    opened: list[str] = []
+    monkeypatch.setattr(duckdb, "connect", lambda path, *a, **k: opened.append(str(path)) or real_connect(path, *a, **k))
+    held_while_answering: list[bool] = []
+
+    def probing_responder(body: dict) -> str:
+        # In this process a read-only open fails while the run holds the file read-write.
+        try:
+            real_connect(str(db), read_only=True).close()
+            held_while_answering.append(False)
+        except duckdb.Error:
+            held_while_answering.append(True)
+        return echo_responder(body)
+
+    fake_openai.answers.clear()
+    monkeypatch.setattr(fake_openai, "responder", probing_responder)
+    code, out = run(capsys, "--root", str(tmp_path), "run", str(suite_dir / "quiz.yaml"), "--db", str(db), "--no-cache")
+    assert code == ExitCode.GATE_FAILED, out  # the echoed questions name no capital
+    assert held_while_answering == [False, False, False]
+    assert opened == [str(db)] * 3
+    # What the command froze out of the garbage collector's way is handed back to an in-process caller.
+    assert gc.get_freeze_count() == 0

@@ -9,6 +9,7 @@ The OpenAI tests go through the real ``openai`` client to the local fake server.
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 from pathlib import Path
@@ -131,6 +132,9 @@ def test_calculator_run_succeeds_and_materialises_every_stage(calculator_run) ->
         assert event.partition == str(key(CALC))
     # No thresholds, no baseline yet: those checks are skipped, not passed.
     assert checks(result) == {"every_case_has_an_output": True, "blocking_gates": True}
+    # What the step froze out of the garbage collector's way (pipeline/collector.py) is handed back:
+    # a process evaluating partition after partition keeps no garbage pending at a freeze.
+    assert gc.get_freeze_count() == 0
 
 
 # The calculator's first run has no dataset file, no baseline, no trigger set, no blind comparison

@@ -19,9 +19,20 @@ def e(value: Any) -> str:
     return escape(value if isinstance(value, str) else str(value), quote=True)
 
 
+_SCALAR_JSON = {bool: lambda v: "true" if v else "false", int: int.__repr__, type(None): lambda v: "null",
+                str: json.encoder.encode_basestring}
+
+
 def pretty(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if type(value) is dict and all(type(k) is str and type(v) in _SCALAR_JSON for k, v in value.items()):
+        # A flat object (most grades' details): the text json.dumps(indent=2) gives, without its
+        # pure-Python indenting encoder (the C one does not indent), once per grade of a report.
+        if not value:
+            return "{}"
+        return "{\n" + ",\n".join(f"  {_SCALAR_JSON[str](k)}: {_SCALAR_JSON[type(v)](v)}"
+                                     for k, v in sorted(value.items())) + "\n}"
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 

@@ -27,6 +27,7 @@ import openai
 from eval_pipelines.run.targets.base import ModelOutput, TargetRequest
 from eval_pipelines.run.targets.config import OpenAITargetConfig, resolve_connection  # noqa: F401 - re-exported
 from eval_pipelines.run.targets.genai_span import genai_span
+from eval_pipelines.run.targets.http_client import aiohttp_client
 from eval_pipelines.run.targets.tools import call_tool, openai_tools, parse_arguments, result_content
 from eval_pipelines.run.tracing.spans import OutputTrace, Span, now_ns, parse_traceparent
 
@@ -173,7 +174,7 @@ class OpenAITarget:
             base_url=base_url,
             max_retries=0,
             timeout=config.timeout_s,
-            http_client=openai.DefaultAioHttpClient(),
+            http_client=aiohttp_client(base_url),  # the SDK's aiohttp client, built cheaply (http_client.py)
         )
         # Without a key no Authorization header at all (as promptfoo), never a placeholder bearer.
         self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.omit}
