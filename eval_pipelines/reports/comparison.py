@@ -21,7 +21,6 @@ from eval_pipelines.reports.loading import (
     dict_rows,
     eval_dates,
     first_row,
-    from_json,
     resolve_version,
 )
 from eval_pipelines.reports.records import COUNTED, BaselineCase, CaseResult, ReportError, RunInfo
@@ -37,10 +36,10 @@ def baseline_run(con, run: RunInfo, versions: list[str], against: str | None) ->
     if against is not None and against.strip().lower() == NO_BASELINE:
         return None
     if against is None:
-        row = first_row(con, "SELECT spec FROM suites WHERE skill_version = ? AND eval_date = ?",
-                        [key, eval_date])
-        spec = from_json(row[0], {}) if row else {}
-        pinned = spec.get("baseline") if isinstance(spec, dict) else None
+        # One field of the spec, extracted by the database (the spec holds every case).
+        row = first_row(con, "SELECT json_extract_string(spec, '$.baseline') FROM suites "
+                             "WHERE skill_version = ? AND eval_date = ?", [key, eval_date])
+        pinned = row[0] if row else None
         # The pipeline's own rule: a pinned baseline without results means no comparison.
         chosen = previous_version(con, Partition(eval_date, key), pinned)
         base_version = chosen.version if chosen is not None else None
