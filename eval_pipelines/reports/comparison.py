@@ -36,9 +36,9 @@ def baseline_run(con, run: RunInfo, versions: list[str], against: str | None) ->
     if against is not None and against.strip().lower() == NO_BASELINE:
         return None
     if against is None:
-        # The one field, not the whole spec (every case of the suite): decoding that took ~30 ms per 1,000 cases.
+        # One field of the spec, extracted by the database (the spec holds every case).
         row = first_row(con, "SELECT json_extract_string(spec, '$.baseline') FROM suites "
-                        "WHERE skill_version = ? AND eval_date = ?", [key, eval_date])
+                             "WHERE skill_version = ? AND eval_date = ?", [key, eval_date])
         pinned = row[0] if row else None
         # The pipeline's own rule: a pinned baseline without results means no comparison.
         chosen = previous_version(con, Partition(eval_date, key), pinned)

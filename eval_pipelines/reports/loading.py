@@ -6,7 +6,7 @@ small coercions every loader applies to DuckDB values (JSON text, NaN, None).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from eval_pipelines.analysis.versions import version_sort_key
 from eval_pipelines.reports.records import UNCATEGORISED, CaseResult, Grade, ReportError, grader_family
@@ -48,6 +48,16 @@ def dict_rows(con, sql: str, params: list[Any]) -> list[dict[str, Any]]:  # noqa
     cursor = con.execute(sql, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def stream_dict_rows(con, sql: str, params: list[Any], batch: int = 5000) -> Iterator[dict[str, Any]]:  # noqa: ANN001
+    """The rows one at a time, fetched in batches: a report of 100,000 cases never holds the
+    whole result twice (as fetched tuples and as dicts) beside the records built from it."""
+    cursor = con.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    while rows := cursor.fetchmany(batch):
+        for row in rows:
+            yield dict(zip(names, row))
 
 
 def versions_with_results(con, skill: str) -> list[str]:  # noqa: ANN001
@@ -93,7 +103,7 @@ ORDER BY c.rowid NULLS LAST, r.test_id, r.target, r.trial
 
 def load_cases(con, skill_version: str, eval_date: str) -> list[CaseResult]:  # noqa: ANN001
     grades: dict[tuple[str, str, int], list[Grade]] = {}
-    for g in dict_rows(con, "SELECT * FROM grades WHERE skill_version = ? AND eval_date = ? "
+    for g in stream_dict_rows(con, "SELECT * FROM grades WHERE skill_version = ? AND eval_date = ? "
                             "AND configuration = 'with_skill' ORDER BY test_id, target, trial, assertion_index", [skill_version, eval_date]):
         grades.setdefault((g["test_id"], g["target"], int(g["trial"])), []).append(Grade(
             index=int(g["assertion_index"]), type=g["assertion_type"], name=g["assertion_name"],
@@ -105,7 +115,7 @@ def load_cases(con, skill_version: str, eval_date: str) -> list[CaseResult]:  # 
         "SELECT test_id, target FROM case_metrics WHERE skill_version = ? AND eval_date = ? "
         "AND metric = 'flaky' AND value = 1 AND configuration = 'with_skill'", [skill_version, eval_date]).fetchall()}
     cases = []
-    for r in dict_rows(con, CASES_SQL, [skill_version, eval_date]):
+    for r in stream_dict_rows(con, CASES_SQL, [skill_version, eval_date]):
         key = (r["test_id"], r["target"], int(r["trial"]))
         cases.append(CaseResult(
             test_id=r["test_id"], name=r["name"],

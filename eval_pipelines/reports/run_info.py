@@ -43,10 +43,12 @@ def safe_target(config: dict[str, Any]) -> dict[str, Any]:
 
 def load_run_info(con, skill: str, version: str, eval_date: str) -> RunInfo:  # noqa: ANN001
     key = f"{skill}@{version}"
-    # The spec's one field a report shows, read in SQL: decoding the whole spec (every case of the
-    # suite) took ~30 ms per 1,000 cases.
-    suites = dict_rows(con, "SELECT *, json_extract_string(spec, '$.reporting') AS spec_reporting FROM suites "
-                       "WHERE skill_version = ? AND eval_date = ? ORDER BY loaded_at", [key, eval_date])
+    # The suite's ``spec`` holds every case (some 60 MB of JSON for 100,000 cases): the report
+    # reads one field of it, so the database extracts that field instead of Python parsing it all.
+    suites = dict_rows(con, "SELECT suite, format, package_hash, targets, trials, thresholds, warnings, n_tests, "
+                            "loaded_at, json_extract_string(spec, '$.reporting') AS reporting "
+                            "FROM suites WHERE skill_version = ? AND eval_date = ? ORDER BY loaded_at",
+                       [key, eval_date])
     suite = suites[0] if suites else {}
     run_ids: list[str] = []
     for table in ("test_results", "grades", "model_outputs", "test_cases", "suites"):
@@ -73,6 +75,7 @@ def load_run_info(con, skill: str, version: str, eval_date: str) -> RunInfo:  # 
     targets = [safe_target(c) for c in configs if c.get("name") in used]
     known = {t["name"] for t in targets}
     targets += [{"name": name} for name in sorted(used - known)]
+    reporting = from_json(suite.get("reporting"))
     environment = {
         "model": ", ".join(t.get("model") or t["name"] for t in targets) or None,
         "version": version,
@@ -94,7 +97,7 @@ def load_run_info(con, skill: str, version: str, eval_date: str) -> RunInfo:  # 
         run_id=results_run or (run_ids[0] if run_ids else None), run_ids=run_ids,
         timestamp=loaded_at or last_output, duration_seconds=duration, duration_basis=basis,
         environment=environment, thresholds=thresholds, trials=as_int(suite.get("trials")),
-        n_tests=as_int(suite.get("n_tests")), reporting=from_json(suite.get("spec_reporting")),
+        n_tests=as_int(suite.get("n_tests")), reporting=reporting if isinstance(reporting, dict) else None,
         warnings=[str(w) for w in from_json(suite.get("warnings"), []) or []],
     )
 

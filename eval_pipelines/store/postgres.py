@@ -131,6 +131,9 @@ class PostgresResult:
     def fetchone(self) -> tuple | None:
         return self._cursor.fetchone() if self._cursor.description is not None else None
 
+    def fetchmany(self, size: int) -> list[tuple]:
+        return self._cursor.fetchmany(size) if self._cursor.description is not None else []
+
     def df(self) -> pd.DataFrame:
         import pandas as pd
 
