@@ -56,7 +56,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not log.handlers:
         log.addHandler(StderrWarnings(logging.WARNING))
         log.propagate = False
-    ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}", paths=paths,
+    # A random suffix: two runs started in the same second (a script, parallel jobs) keep their own id.
+    ctx = StageContext(partition=partition, run_id=f"cli-{now:%Y%m%dT%H%M%S}-{os.urandom(3).hex()}", paths=paths,
                        report_root=report_root(root), env=lambda names: {n: os.environ.get(n) for n in names},
                        options=RunOptions(use_cache=not args.no_cache, concurrency=args.concurrency,
                                           compare_blind=args.compare_blind), log=log)
