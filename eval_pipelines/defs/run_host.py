@@ -69,13 +69,19 @@ def _package_root(module_name: str) -> Path | None:
     return path.parent if path.name == "__init__.py" else path
 
 
-def process_start_ticks(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat: with the pid, names one process (pids are reused)."""
+def process_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time in ticks) from /proc/<pid>/stat; the start time with the pid names
+    one process (pids are reused). None when the process is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return fields[0], fields[19]
+
+
+def process_start_ticks(pid: int) -> str | None:
+    stat = process_stat(pid)
+    return stat[1] if stat else None
 
 
 class RunHost:

@@ -43,7 +43,7 @@ from dagster._core.launcher.default_run_launcher import DefaultRunLauncher
 from dagster._core.storage.dagster_run import DagsterRun
 from dagster._serdes import serialize_value
 
-from eval_pipelines.defs.run_host import process_start_ticks
+from eval_pipelines.defs.run_host import process_stat
 
 WORKER_TAG = "eval/run_worker"  # "<hostname>:<pid>:<start ticks>"
 START_TIMEOUT_S = 300.0  # imports on a loaded 2-core machine; past it, the code server launches the run
@@ -168,14 +168,10 @@ class WarmRunLauncher(DefaultRunLauncher):
 
     @staticmethod
     def _alive(pid: int, started: str) -> bool:
-        now = process_start_ticks(pid)
-        if now is None or (started and now != started):
+        stat = process_stat(pid)
+        if stat is None or (started and stat[1] != started):
             return False  # gone, or the pid now names another process
-        try:
-            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return False
-        return state != "Z"
+        return stat[0] != "Z"
 
     @property
     def supports_check_run_worker_health(self) -> bool:
