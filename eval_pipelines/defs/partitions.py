@@ -82,8 +82,9 @@ def partition_key_for(skill_version: str, on: date) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"date": on.isoformat(), "skill_version": skill_version})
 
 
-def partition_of(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> Partition:
-    dims = eval_partitions.get_partition_key_from_str(str(context.partition_key)).keys_by_dimension
+def partition_from_key(partition_key: str) -> Partition:
+    """The store's partition for one of Dagster's ``date|skill_version`` keys."""
+    dims = eval_partitions.get_partition_key_from_str(partition_key).keys_by_dimension
     # Dagster accepts any dynamic key (the sensor and the demo only add valid
     # ones); a key added by hand with a newline or `|` fails here, readably.
     problem = partition_key_problem(dims["skill_version"])

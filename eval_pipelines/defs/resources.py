@@ -60,3 +60,11 @@ class ModelAccess(dg.ConfigurableResource):
 
     def environment(self, names: list[str]) -> Mapping[str, str | None]:
         return {name: dg.EnvVar(name).get_value() for name in names}
+
+
+class ModelCallConfig(dg.Config):
+    """Run-time switches for the model phase (set in the launchpad or run config)."""
+
+    use_cache: bool = True  # False: call every target again (a fresh sample)
+    concurrency: int | None = None  # override every target's concurrency
+    compare_blind: str | None = None  # a baseline version: the blind comparison (pipeline/blind.py)

@@ -2,8 +2,10 @@
 
 ``build_schedule_from_partitioned_job`` refuses dynamic partitions (design
 notes), so this is a plain schedule that lists the registered versions and
-requests one run per skill for the scheduled date, which adds a new history
-partition instead of overwriting the previous night's.
+requests runs for the scheduled date, which adds a new history partition per
+version instead of overwriting the previous night's. Versions that are neighbours
+in Dagster's order share a run (``defs/run_requests.py``): Dagster's cost per run,
+not the model calls, decided how many skills a night could re-check.
 
 Off by default: with a paid model in ``targets.yaml``, opening the UI must not
 commit anyone to a full re-evaluation every night. Turn it on in the UI
@@ -17,7 +19,8 @@ import os
 import dagster as dg
 
 from eval_pipelines.defs.jobs import evaluate_skill_version
-from eval_pipelines.defs.partitions import partition_key_for, skill_versions
+from eval_pipelines.defs.partitions import skill_versions
+from eval_pipelines.defs.run_requests import batch_run_request, neighbour_batches, versions_per_run
 from eval_pipelines.analysis.versions import latest_versions
 
 NIGHTLY_CRON = os.environ.get("EVAL_PIPELINES_NIGHTLY_CRON", "0 2 * * *")
@@ -38,11 +41,6 @@ def nightly_regression(context: dg.ScheduleEvaluationContext):
     if not keys:
         return dg.SkipReason("no skill versions registered yet")
     night = context.scheduled_execution_time.date()
-    return [
-        dg.RunRequest(
-            run_key=f"nightly:{night.isoformat()}:{key}",
-            partition_key=partition_key_for(key, night),
-            tags={"eval/trigger": "nightly_regression", "eval/skill_version": key},
-        )
-        for key in sorted(latest_versions(keys).values())
-    ]
+    latest = set(latest_versions(keys).values())
+    return [batch_run_request(batch, night, f"nightly:{night.isoformat()}", {"eval/trigger": "nightly_regression"})
+            for batch in neighbour_batches(keys, latest, versions_per_run())]

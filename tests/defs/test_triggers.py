@@ -213,8 +213,10 @@ def schedule_context(instance: dg.DagsterInstance, **kwargs: object) -> dg.Sched
 
 
 def test_nightly_requests_the_latest_version_of_each_skill(persistent: dg.DagsterInstance) -> None:
+    """Not neighbours in Dagster's order (calculator@1.0.0 sits between them): a run each."""
     persistent.add_dynamic_partitions(skill_versions.name,
-                                      ["calculator@1.0.0", "calculator@1.1.0", "support-triage@1.0.0"])
+                                      ["support-triage@1.0.0", "calculator@1.0.0", "calculator@1.1.0"])
+    persistent.add_dynamic_partitions(skill_versions.name, ["calculator@1.0.0"])  # already there: stays put
     requests = nightly_regression(schedule_context(persistent))
     assert isinstance(requests, list)
     by_version = {r.partition_key.keys_by_dimension["skill_version"]: r for r in requests}
@@ -223,6 +225,27 @@ def test_nightly_requests_the_latest_version_of_each_skill(persistent: dg.Dagste
         assert request.partition_key.keys_by_dimension["date"] == "2026-11-21"
         assert request.run_key == f"nightly:2026-11-21:{version}"
         assert request.tags["eval/trigger"] == "nightly_regression"
+        assert request.tags["eval/skill_version"] == version
+
+
+def test_nightly_runs_neighbouring_versions_together(persistent: dg.DagsterInstance,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neighbours share a run over their range, at most EVAL_PIPELINES_VERSIONS_PER_RUN of them; a range
+    never holds a version the night does not re-check (calculator@1.0.0 splits the batches)."""
+    monkeypatch.setenv("EVAL_PIPELINES_VERSIONS_PER_RUN", "2")
+    persistent.add_dynamic_partitions(skill_versions.name, [
+        "a@1.0.0", "b@1.0.0", "c@1.0.0", "calculator@1.0.0", "d@1.0.0", "calculator@1.1.0"])
+    requests = nightly_regression(schedule_context(persistent))
+    ranges = [(r.tags.get("dagster/asset_partition_range_start"), r.tags.get("dagster/asset_partition_range_end"))
+              for r in requests]
+    assert ranges == [("2026-11-21|a@1.0.0", "2026-11-21|b@1.0.0"), (None, None),
+                      ("2026-11-21|d@1.0.0", "2026-11-21|calculator@1.1.0")]
+    assert requests[1].partition_key == "2026-11-21|c@1.0.0"
+    assert requests[0].partition_key is None and "eval/skill_version" not in requests[0].tags
+    assert requests[0].run_key == "nightly:2026-11-21:a@1.0.0..b@1.0.0"
+    assert requests[2].tags["eval/skill_versions"] == "d@1.0.0 .. calculator@1.1.0 (2 versions)"
+    monkeypatch.setenv("EVAL_PIPELINES_VERSIONS_PER_RUN", "1")
+    assert len(nightly_regression(schedule_context(persistent))) == 5
 
 
 def test_nightly_orders_versions_semantically(persistent: dg.DagsterInstance) -> None:
@@ -244,5 +267,7 @@ def test_nightly_requests_resolve_against_the_job(persistent: dg.DagsterInstance
     defs = build_definitions(str(tmp_path), str(tmp_path / "results.duckdb"))
     schedule = defs.resolve_schedule_def("nightly_regression")
     data = schedule.evaluate_tick(schedule_context(persistent, repository_def=defs.get_repository_def()))
-    assert sorted(r.tags["dagster/partition"] for r in data.run_requests) == [
-        "2026-11-21|calculator@1.1.0", "2026-11-21|support-triage@1.0.0"]
+    (request,) = data.run_requests  # neighbours: one run over both
+    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) \
+        == ("2026-11-21|calculator@1.1.0", "2026-11-21|support-triage@1.0.0")
+    assert request.tags["dagster/schedule_name"] == "nightly_regression"
