@@ -180,7 +180,11 @@ class WorkerCpu:
 class RunFigures:
     queued_s: float
     worker_wall_s: float
-    model_phase_s: float
+    model_phases_s: list[float]  # per skill version of the run (one, or a batch's)
+
+    @property
+    def versions(self) -> int:
+        return len(self.model_phases_s)
 
 
 @dataclass
@@ -199,7 +203,7 @@ def _run_figures(instance, run_id: str) -> RunFigures:  # noqa: ANN001
     import dagster as dg
 
     starting = end = created = None
-    stored: dict[str, float] = {}
+    stored: dict[tuple[str | None, str], float] = {}  # (partition, asset) -> first stored
     for record in instance.all_logs(run_id):
         event = record.dagster_event
         if event is None:
@@ -212,10 +216,25 @@ def _run_figures(instance, run_id: str) -> RunFigures:  # noqa: ANN001
         elif kind in (dg.DagsterEventType.RUN_SUCCESS, dg.DagsterEventType.RUN_FAILURE):
             end = record.timestamp
         elif kind in (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION):
-            stored.setdefault(event.asset_key.to_user_string(), record.timestamp)
-    model = stored.get("model_outputs", 0.0) - stored.get("test_cases", 0.0)
+            stored.setdefault((event.partition, event.asset_key.to_user_string()), record.timestamp)
+    # A run over several versions logs each version's events under its partition: a model phase each.
+    model = [stored[(p, "model_outputs")] - stored[(p, "test_cases")]
+             for p, asset in stored if asset == "test_cases" and (p, "model_outputs") in stored]
     return RunFigures(queued_s=(starting or 0) - (created or starting or 0),
-                      worker_wall_s=(end or 0) - (starting or 0), model_phase_s=model)
+                      worker_wall_s=(end or 0) - (starting or 0), model_phases_s=model)
+
+
+def versions_covered(instance, run) -> int:  # noqa: ANN001 - a DagsterInstance, a DagsterRun
+    """Skill versions a run evaluates: one, or every key of its partition range (defs/run_requests.py)."""
+    import dagster as dg
+
+    from eval_pipelines.defs.partitions import eval_partitions
+
+    start, end = run.tags.get("dagster/asset_partition_range_start"), run.tags.get("dagster/asset_partition_range_end")
+    if not (start and end):
+        return 1
+    return len(eval_partitions.get_partition_keys_in_range(dg.PartitionKeyRange(start, end),
+                                                           dynamic_partitions_store=instance))
 
 
 def use_postgres_storage(root: Path) -> None:
@@ -264,7 +283,9 @@ def run_batch(work: Path, server: BenchServer, versions: int, cases: int, timeou
             if count and before is None:
                 before, workers = tree_cpu(daemon.pid), WorkerCpu()
                 log(f"N={versions}: tick submitted runs")
-            records = instance.get_run_records(filters) if count >= versions else []
+            records = instance.get_run_records(filters) if count else []
+            if sum(versions_covered(instance, r.dagster_run) for r in records) < versions:
+                records = []  # the tick has not submitted them all yet
             if before is not None:
                 workers.sample(daemon.pid)
             if records and all(r.dagster_run.is_finished for r in records):

@@ -18,8 +18,21 @@ import yaml
 from aiohttp.test_utils import TestServer
 
 from benchmarks import suites
-from benchmarks.nightly import tick_cron, write_nightly_project
+from benchmarks.nightly import BatchFigures, RunFigures, tick_cron, write_nightly_project
+from benchmarks.nightly_doc import summary
 from benchmarks.server import build_app
+
+
+def test_nightly_figures_are_per_skill_version_whatever_the_runs() -> None:
+    """A run over two versions and a run of one: CPU, model phase and overhead per version."""
+    runs = [RunFigures(queued_s=1.0, worker_wall_s=10.0, model_phases_s=[1.0, 3.0]),
+            RunFigures(queued_s=2.0, worker_wall_s=5.0, model_phases_s=[2.0])]
+    row = summary(BatchFigures(versions=3, cases=40, wall_s=12.0, statuses={"SUCCESS": 2}, worker_cpu_s=3.0,
+                               tree_cpu_s=6.0, runs=runs), model_cpu_s=0.5)
+    assert row["tree_cpu_per_run_s"] == 2.0 and row["overhead_cpu_per_run_s"] == 1.5
+    assert row["median_model_phase_s"] == 2.0 and row["median_versions_per_run"] == 1.5
+    assert row["median_overhead_wall_s"] == 3.0  # (10 - 4) / 2 and (5 - 2) / 1
+    assert row["tree_cpu_per_case_ms"] == 50.0
 
 
 def test_nightly_project_holds_one_loadable_version_per_skill_and_the_projects_instance(tmp_path: Path) -> None:
