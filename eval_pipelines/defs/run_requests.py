@@ -16,7 +16,8 @@ from datetime import date
 from typing import Iterable, Mapping
 
 import dagster as dg
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
+                                       MAX_RUNTIME_SECONDS_TAG)
 
 from eval_pipelines.defs.partitions import partition_key_for
 
@@ -47,13 +48,18 @@ def neighbour_batches(ordered_keys: Iterable[str], chosen: set[str], limit: int)
     return batches
 
 
-def batch_run_request(batch: list[str], on: date, run_key_prefix: str, tags: Mapping[str, str]) -> dg.RunRequest:
+def batch_run_request(batch: list[str], on: date, run_key_prefix: str, tags: Mapping[str, str],
+                      max_runtime_s: int = 0) -> dg.RunRequest:
     """One version: a run of its partition, as before. Several: a run over their range, tagged
-    with its ends and size (``eval/skill_version`` names the one version of a one-version run)."""
+    with its ends and size (``eval/skill_version`` names the one version of a one-version run).
+
+    ``max_runtime_s``: run monitoring's limit for a run (dagster.yaml); a batch of n versions gets
+    n times it, so each version has the time it had in a run of its own."""
     if len(batch) == 1:
         return dg.RunRequest(run_key=f"{run_key_prefix}:{batch[0]}", partition_key=partition_key_for(batch[0], on),
                              tags={**tags, "eval/skill_version": batch[0]})
     first, last = str(partition_key_for(batch[0], on)), str(partition_key_for(batch[-1], on))
     return dg.RunRequest(run_key=f"{run_key_prefix}:{batch[0]}..{batch[-1]}", tags={
         **tags, ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
-        "eval/skill_versions": f"{batch[0]} .. {batch[-1]} ({len(batch)} versions)"})
+        "eval/skill_versions": f"{batch[0]} .. {batch[-1]} ({len(batch)} versions)",
+        **({MAX_RUNTIME_SECONDS_TAG: str(max_runtime_s * len(batch))} if max_runtime_s > 0 else {})})

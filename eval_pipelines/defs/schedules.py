@@ -42,5 +42,7 @@ def nightly_regression(context: dg.ScheduleEvaluationContext):
         return dg.SkipReason("no skill versions registered yet")
     night = context.scheduled_execution_time.date()
     latest = set(latest_versions(keys).values())
-    return [batch_run_request(batch, night, f"nightly:{night.isoformat()}", {"eval/trigger": "nightly_regression"})
+    max_runtime_s = context.instance.run_monitoring_max_runtime_seconds if context.instance.run_monitoring_enabled else 0
+    return [batch_run_request(batch, night, f"nightly:{night.isoformat()}", {"eval/trigger": "nightly_regression"},
+                              max_runtime_s)
             for batch in neighbour_batches(keys, latest, versions_per_run())]

@@ -248,6 +248,18 @@ def test_nightly_runs_neighbouring_versions_together(persistent: dg.DagsterInsta
     assert len(nightly_regression(schedule_context(persistent))) == 5
 
 
+def test_a_batch_gets_run_monitorings_limit_once_per_version() -> None:
+    from datetime import date
+
+    from eval_pipelines.defs.run_requests import batch_run_request
+
+    batch = batch_run_request(["a@1", "b@1", "c@1"], date(2026, 11, 21), "nightly:x", {}, max_runtime_s=14400)
+    assert batch.tags["dagster/max_runtime"] == str(3 * 14400)
+    alone = batch_run_request(["a@1"], date(2026, 11, 21), "nightly:x", {}, max_runtime_s=14400)
+    assert "dagster/max_runtime" not in alone.tags  # the instance's limit applies as it is
+    assert "dagster/max_runtime" not in batch_run_request(["a@1", "b@1"], date(2026, 11, 21), "n", {}).tags
+
+
 def test_nightly_orders_versions_semantically(persistent: dg.DagsterInstance) -> None:
     persistent.add_dynamic_partitions(skill_versions.name,
                                       ["calculator@1.9.0", "calculator@1.10.0", "calculator@1.10.0-rc1"])
