@@ -195,13 +195,15 @@ async def collect_outputs(
                for name in suite.targets_for(case) for trial in range(suite.trials_for(case))
                if (key := (earlier, name, trial)) in exists}
 
+    suite_dir = Path(suite.source_file).parent  # once, not a Path per call
+
     async def one(case: TestCase, target_name: str, trial: int) -> ModelOutput:
         result: ModelOutput | None = None
         try:
             sent = {n: registers[n] for n in (case.registers.reads if case.registers else {}) if n in registers}
             result = await _one(with_registers(case, sent), target_name, trial, sent)
             result.configuration = configuration
-            value = await stored_value(with_registers(case, sent), result, Path(suite.source_file).parent)
+            value = await stored_value(with_registers(case, sent), result, suite_dir)
             if value is not None:
                 registers[case.registers.store_as] = value  # type: ignore[union-attr]
             return result
