@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import random
 import sys
@@ -27,14 +28,16 @@ from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import duckdb
-import pandas as pd
 
 from eval_pipelines.store import postgres
 from eval_pipelines.store.partition import Partition
 from eval_pipelines.store.views import ensure_views, marker
+
+if TYPE_CHECKING:  # frames are read and written here; pandas is imported by whoever builds or reads them
+    import pandas as pd
 
 _log = logging.getLogger(__name__)
 
@@ -78,7 +81,10 @@ class DatabaseBusy(RuntimeError):
 
 def none_if_missing(value: Any) -> Any:
     """A value read back through pandas, with NaN/NA (DuckDB NULL) turned into None."""
-    return None if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)) else value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    pandas = sys.modules.get("pandas")  # pandas' NA exists only once something imported pandas
+    return None if pandas is not None and value is pandas.NA else value
 
 
 @lru_cache(maxsize=1)
