@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,6 +68,8 @@ def _free_port() -> int:
 @contextmanager
 def local_server(log_file: Path) -> Iterator[str]:
     """The llama.cpp server on a free loopback port; yields its ``/v1`` base URL."""
+    import urllib.request  # http.client, email, ssl: ~50 ms every command paid to register this one
+
     model = gguf_path()
     assert model is not None
     port = _free_port()
