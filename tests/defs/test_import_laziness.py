@@ -56,3 +56,23 @@ def test_definitions_and_one_grader_import_only_what_they_need(tmp_path: Path) -
     assert seen["canonical"] == "equals" and seen["grader"] == "equals"
     assert seen["graders_loaded"] == ["eval_pipelines.grading.graders.equals",
                                       "eval_pipelines.grading.graders.text"]
+
+
+@pytest.mark.slow  # a fresh interpreter importing Dagster: about a second
+def test_definitions_read_an_existing_store_without_pandas(tmp_path: Path) -> None:
+    """The date axis starts at the store's first evaluation date (defs/partitions.py): reading it
+    opens DuckDB, but pandas (~0.4 s of CPU) stays out of the code location's import."""
+    from eval_pipelines.store.connection import connect
+
+    db = tmp_path / ".data" / "eval_pipelines.duckdb"
+    with connect(db):
+        pass
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVAL_PIPELINES_", "DAGSTER_"))}
+    env.update(EVAL_PIPELINES_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    script = "import json, sys; import eval_pipelines.definitions; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert "eval_pipelines.store.connection" in loaded  # it did read the store
+    assert not {"pandas", "numpy"} & loaded
