@@ -20,7 +20,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -127,10 +127,11 @@ class StageContext:
     def write(self, table: str, frame: pd.DataFrame) -> int:
         return self.write_all({table: frame})[table]
 
-    def write_all(self, frames: dict[str, pd.DataFrame]) -> dict[str, int]:
-        """Replace the partition's rows of each table in one transaction."""
+    def write_all(self, frames: dict[str, pd.DataFrame | Iterable[pd.DataFrame]]) -> dict[str, int]:
+        """Replace the partition's rows of each table in one transaction. Rows written in batches
+        are not kept: a later stage reading them reads them back."""
         written = replace_partitions(self.connection(), self.partition, frames)
-        self.memo.update(frames)
+        self.memo.update({table: rows for table, rows in frames.items() if isinstance(rows, pd.DataFrame)})
         return written
 
 
@@ -186,8 +187,8 @@ def record_datasets(ctx: StageContext) -> StageResult:
 
 
 def record_test_cases(ctx: StageContext) -> StageResult:
-    frame = tables.encode_test_cases(ctx.suite().suite, ctx.partition, ctx.run_id)
-    return StageResult(_write(ctx, "test_cases", frame))
+    batches = tables.encode_test_case_batches(ctx.suite().suite, ctx.partition, ctx.run_id)
+    return StageResult(ctx.write_all({"test_cases": batches}))
 
 
 def call_targets(ctx: StageContext) -> StageResult:

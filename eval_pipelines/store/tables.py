@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 from pydantic import TypeAdapter
@@ -25,7 +25,8 @@ from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
 from eval_pipelines.run.tracing.spans import OutputTrace, spans_from_json, spans_to_json
-from eval_pipelines.suite.models import WITH_SKILL, Suite
+from eval_pipelines.suite.compact import compact
+from eval_pipelines.suite.models import WITH_SKILL, Suite, TestCase
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
 
@@ -101,7 +102,7 @@ def decode_suite(rows: pd.DataFrame) -> StoredSuite | None:
     cached = _PARSED_SUITES.get(key)
     if cached is None:
         targets = {t.name: t for t in _TARGETS.validate_json(row["targets"])}
-        cached = StoredSuite(Suite.model_validate_json(row["spec"]), targets, Path(row["package_root"]))
+        cached = StoredSuite(compact(Suite.model_validate_json(row["spec"])), targets, Path(row["package_root"]))
         _PARSED_SUITES.clear()  # one partition at a time per process is the common case
         _PARSED_SUITES[key] = cached
     return cached
@@ -125,6 +126,18 @@ def encode_datasets(suite: Suite, partition: Partition, run_id: str | None) -> p
 
 
 def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) -> pd.DataFrame:
+    return _test_case_frame(suite.tests, partition, run_id, suite.name)
+
+
+def encode_test_case_batches(suite: Suite, partition: Partition, run_id: str | None,
+                             size: int = 10_000) -> Iterator[pd.DataFrame]:
+    """The rows of :func:`encode_test_cases`, ``size`` cases at a time: a 100,000-case suite's
+    rows (each case's messages, assertions and metadata as JSON) are never all in memory at once."""
+    for start in range(0, max(len(suite.tests), 1), size):
+        yield _test_case_frame(suite.tests[start:start + size], partition, run_id, suite.name)
+
+
+def _test_case_frame(cases: list[TestCase], partition: Partition, run_id: str | None, suite: str) -> pd.DataFrame:
     rows = [{
         "test_id": case.id, "name": case.name, "category": case.category, "input": case.user_text,
         "messages": to_json([m.model_dump() for m in case.input]),
@@ -132,8 +145,8 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
         "criteria": case.criteria, "assertions": to_json([a.model_dump() for a in case.assertions]),
         "tags": to_json(case.tags), "metadata": to_json(case.metadata),
         "source_file": case.source_file, "source_line": case.source_line,
-    } for case in suite.tests]
-    return _frame(rows, partition, run_id, suite.name,
+    } for case in cases]
+    return _frame(rows, partition, run_id, suite,
                   ["test_id", "name", "category", "input", "messages", "expected", "criteria", "assertions",
                    "tags", "metadata", "source_file", "source_line"])
 
