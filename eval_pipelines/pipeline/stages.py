@@ -86,7 +86,7 @@ class StageContext:
     options: RunOptions = field(default_factory=RunOptions)
     log: logging.Logger | logging.LoggerAdapter = logging.getLogger("eval_pipelines")
     # Values earlier stages of this run produced: "loaded" (a LoadedSkill the CLI
-    # already validated), "suite" (StoredSuite), "<table>" (the rows written).
+    # already validated), "suite" (StoredSuite), "reporting" (its reporting settings), "<table>" (the rows written).
     memo: dict[str, Any] = field(default_factory=dict)
     current_stage: str | None = None  # the stage running now (failures name it)
     _open: Any = field(default=None, repr=False)  # (context manager, connection) while held
@@ -116,8 +116,13 @@ class StageContext:
             stored = tables.decode_suite(self.rows("suites"))
             if stored is None:
                 raise MissingUpstream("no suite stored for this partition; materialise eval_suite first")
-            self.memo["suite"] = stored
+            self._keep_suite(stored)
         return self.memo["suite"]
+
+    def _keep_suite(self, stored: tables.StoredSuite) -> None:
+        self.memo["suite"] = stored
+        # The report stage needs this one setting: the suite (~2.4 KB a case) is let go before it.
+        self.memo["reporting"] = stored.suite.reporting
 
     def outputs(self) -> list[ModelOutput]:
         if "outputs" not in self.memo:
@@ -168,7 +173,7 @@ def load_suite(ctx: StageContext) -> StageResult:
     for warning in loaded.warnings:
         ctx.log.warning(warning)
     frame = tables.encode_suite(loaded, ctx.partition, ctx.run_id)
-    ctx.memo["suite"] = tables.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
+    ctx._keep_suite(tables.StoredSuite(loaded.suite, loaded.targets, loaded.package.root))
     suite = loaded.suite
     return StageResult(_write(ctx, "suites", frame), {
         "suite": suite.name, "format": suite.format, "tests": len(suite.tests),
@@ -387,7 +392,7 @@ def report_dir(ctx: StageContext) -> Path:
     suite loaded), else ``reports/<eval date>``."""
     if ctx.options.report_dir is not None:
         return ctx.options.report_dir
-    reporting = ctx.suite().suite.reporting
+    reporting = ctx.memo["reporting"] if "reporting" in ctx.memo else ctx.suite().suite.reporting
     if reporting is not None and reporting.output_dir:
         return ctx.report_root.parent / reporting.output_dir
     return ctx.report_root / ctx.partition.eval_date
