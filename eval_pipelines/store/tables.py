@@ -45,6 +45,13 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def records(frame: pd.DataFrame, batch: int = 5000) -> Iterator[dict[str, Any]]:
+    """``frame.to_dict("records")`` one batch at a time: the same dicts, but a 100,000-row table
+    never has a dict per row all at once (~1 KB each for a model_outputs or test_results row)."""
+    for start in range(0, len(frame), batch):
+        yield from frame.iloc[start:start + batch].to_dict("records")
+
+
 def partition_columns(partition: Partition, run_id: str | None, suite: str) -> dict[str, Any]:
     return {"eval_date": partition.eval_date, "skill_version": partition.skill_version,
             "skill": partition.skill, "version": partition.version, "run_id": run_id, "suite": suite}
@@ -203,7 +210,7 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         files=_json_or_none(r.get("files")) or [], transcript=_json_or_none(r.get("transcript")) or [],
         run_metrics=_json_or_none(r.get("run_metrics")), limits=_json_or_none(r.get("limits")),
         configuration=val(r.get("configuration")) or WITH_SKILL,
-    ) for r in rows.to_dict("records")]
+    ) for r in records(rows)]
 
 
 def _otel(row: dict[str, Any]) -> OutputTrace | None:
@@ -227,7 +234,7 @@ def encode_grades(graded: pd.DataFrame, partition: Partition, run_id: str | None
 def decode_grades(rows: pd.DataFrame) -> dict[OutputKey, list[Grade]]:
     """Grades by output, in assertion order (details are left out: scoring does not read them)."""
     by_output: dict[OutputKey, list[Grade]] = {}
-    for r in rows.to_dict("records"):
+    for r in records(rows):
         by_output.setdefault((r["test_id"], r["target"], int(r["trial"])), []).append(Grade(
             assertion_index=int(r["assertion_index"]), assertion_type=r["assertion_type"],
             assertion_name=r["assertion_name"], score=float(r["score"]), passed=bool(r["passed"]),
@@ -259,7 +266,7 @@ def decode_trials(results: pd.DataFrame, outputs: Iterable[ModelOutput] = ()) ->
     """Each stored result as a ``TrialResult``, with the measurements of its output when given."""
     measured = {(o.test_id, o.target, o.trial): o for o in outputs}
     trials = []
-    for r in results.to_dict("records"):
+    for r in records(results):
         o = measured.get((r["test_id"], r["target"], int(r["trial"])))
         score = val(r["score"])
         trials.append(TrialResult(
