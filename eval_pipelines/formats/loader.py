@@ -16,7 +16,6 @@ from eval_pipelines.formats.agentv.head import load_eval_yaml_head
 from eval_pipelines.formats.agentv.v5 import is_agentv_v5, load_agentv_v5
 from eval_pipelines.formats.eval_yaml.loader import load_eval_yaml
 from eval_pipelines.formats.harness.loader import is_harness, load_harness
-from eval_pipelines.suite.compact import compact
 from eval_pipelines.suite.models import Suite
 from eval_pipelines.suite.package import SkillPackage, inside_package, open_package, suite_files
 from eval_pipelines.suite.paths import PathPolicy
@@ -199,7 +198,7 @@ def load_skill(
     bind_targets(suite, suite_file, targets, own=own)
     refuse_files_for_chat_targets(suite, targets)
     warnings += _unused_by_targets(suite, targets) + withheld_key_warnings(suite, targets)
-    return LoadedSkill(package, compact(suite), targets, warnings)
+    return LoadedSkill(package, suite, targets, warnings)
 
 
 def bind_targets(suite: Suite, suite_file: Path, targets: dict[str, TargetConfig], own: list[str]) -> None:

@@ -25,7 +25,6 @@ from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
 from eval_pipelines.run.tracing.spans import OutputTrace, spans_from_json, spans_to_json
-from eval_pipelines.suite.compact import compact
 from eval_pipelines.suite.models import WITH_SKILL, Suite, TestCase
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
@@ -109,7 +108,7 @@ def decode_suite(rows: pd.DataFrame) -> StoredSuite | None:
     cached = _PARSED_SUITES.get(key)
     if cached is None:
         targets = {t.name: t for t in _TARGETS.validate_json(row["targets"])}
-        cached = StoredSuite(compact(Suite.model_validate_json(row["spec"])), targets, Path(row["package_root"]))
+        cached = StoredSuite(Suite.model_validate_json(row["spec"]), targets, Path(row["package_root"]))
         _PARSED_SUITES.clear()  # one partition at a time per process is the common case
         _PARSED_SUITES[key] = cached
     return cached

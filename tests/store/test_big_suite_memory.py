@@ -1,5 +1,5 @@
-"""A big suite's memory (issue 33): the loaded cases share what they repeat, and the test_cases rows
-are written in batches; neither changes a value or a stored row."""
+"""A big suite's memory (issue 33): the loaded cases share what they repeat (suite/base_model.py),
+and the test_cases rows are written in batches; neither changes a value or a stored row."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from eval_pipelines.formats.loader import load_skill
 from eval_pipelines.store import tables
 from eval_pipelines.store.connection import connect, replace_partitions
 from eval_pipelines.store.partition import Partition
-from eval_pipelines.suite.models import Suite
+from eval_pipelines.suite.models import Suite, TestCase
 
 CASES = 5
 
@@ -41,6 +41,12 @@ def test_cases_share_their_fields_sets_and_repeated_strings(loaded) -> None:  # 
     assert first.input[0].model_fields_set is second.input[0].model_fields_set
     assert first.assertions[0].model_fields_set is second.assertions[0].model_fields_set
     assert first.source_file is second.source_file and first.category is second.category
+    # A field assigned afterwards is the instance's own: the others' fields sets do not change.
+    one, other = (TestCase(id=name, input=[{"content": "hi"}]) for name in ("one", "other"))
+    assert one.model_fields_set is other.model_fields_set == {"id", "input"}
+    one.retries = 2
+    assert "retries" in one.model_fields_set and "retries" not in other.model_fields_set
+    assert "retries" not in first.model_fields_set
     # Values, dumps and a round trip are those of the suite as validated.
     again = Suite.model_validate_json(loaded.suite.model_dump_json())
     assert again == loaded.suite
