@@ -333,6 +333,7 @@ def aggregate(ctx: StageContext) -> StageResult:
         by_configuration[configuration] = values
         metric_frames.append(tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name, configuration))
         case_frames.append(tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name, configuration))
+        del per_case  # a dict per case (~50 MB at 100,000): its rows are made, it need not live through the write
     policy = regression_policy(suite.regression)
     uplifts = skill_uplifts(all_runs(all_results, all_grades, ctx.outputs()), policy)
     written = ctx.write_all({  # one transaction: never one table of the three alone

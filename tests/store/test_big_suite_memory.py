@@ -74,3 +74,16 @@ def test_an_empty_suite_writes_no_test_case_rows(loaded, store: str) -> None:  #
             empty, partition, "r1")})
     assert written == {"test_cases": 0}
     assert Path(loaded.package.root).is_dir()
+
+
+def test_a_big_frame_is_inserted_in_slices_with_every_row(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_pipelines.store import connection
+
+    monkeypatch.setattr(connection, "INSERT_BATCH_ROWS", 2)
+    partition = Partition("2026-01-01", "many@1.0.0")
+    frame = tables.encode_case_metrics({("bot", f"case-{i}"): {"pass_rate": i / 4} for i in range(CASES)},
+                                       partition, "r1", "many")
+    with connect(store) as con:
+        assert replace_partitions(con, partition, {"case_metrics": frame}) == {"case_metrics": CASES}
+        stored = con.execute("SELECT test_id, value FROM case_metrics ORDER BY test_id").fetchall()
+    assert stored == [(f"case-{i}", i / 4) for i in range(CASES)]
