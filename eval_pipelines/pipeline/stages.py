@@ -340,14 +340,13 @@ def aggregate(ctx: StageContext) -> StageResult:
                                                  of_configuration(all_grades, configuration), outputs, ctx.log)
         by_configuration[configuration] = values
         metric_frames.append(tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name, configuration))
-        # Made as they are written (800,000 rows at 100,000 cases are never one frame).
-        case_frames.append(tables.encode_case_metric_batches(per_case, ctx.partition, ctx.run_id, suite.name,
-                                                            configuration))
+        case_frames.append(tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name, configuration))
+        del per_case  # a dict per case (~50 MB at 100,000): its rows are made, it need not live through the write
     policy = regression_policy(suite.regression)
     uplifts = skill_uplifts(all_runs(all_results, all_grades, ctx.outputs()), policy)
     written = ctx.write_all({  # one transaction: never one table of the three alone
         "metrics": pd.concat(metric_frames, ignore_index=True),
-        "case_metrics": (batch for batches in case_frames for batch in batches),
+        "case_metrics": pd.concat(case_frames, ignore_index=True),
         "uplifts": encode_uplifts(uplifts, policy, ctx.partition, ctx.run_id, suite.name)})
     shown = primary(by_configuration)
     overall = by_configuration[shown].get("*", {})

@@ -303,34 +303,15 @@ def encode_case_metrics(per_case: Mapping[tuple[str, str], Mapping[str, float]],
                         run_id: str | None, suite: str, configuration: str = WITH_SKILL) -> pd.DataFrame:
     """``per_case``: (target, test_id) -> metric -> value. Built as columns: some
     eight rows per case, and a dict per row held hundreds of MB at 100,000 cases."""
-    return next(encode_case_metric_batches(per_case, partition, run_id, suite, configuration, size=None))
-
-
-def encode_case_metric_batches(per_case: Mapping[tuple[str, str], Mapping[str, float]], partition: Partition,
-                               run_id: str | None, suite: str, configuration: str = WITH_SKILL,
-                               size: int | None = 100_000) -> Iterator[pd.DataFrame]:
-    """The rows of :func:`encode_case_metrics` about ``size`` at a time (None: all in one frame):
-    800,000 rows at 100,000 cases are never one frame while they are written."""
     base = partition_columns(partition, run_id, suite)
-    columns = [*base, "test_id", "target", "metric", "value", "configuration"]
     test_ids, targets, names, values = [], [], [], []
-    made = False
     for (target, test_id), metrics_ in sorted(per_case.items()):
         for metric, value in sorted(metrics_.items()):
             test_ids.append(test_id)
             targets.append(target)
             names.append(metric)
             values.append(float(value))
-        if size is not None and len(values) >= size:
-            yield _case_metric_frame(base, columns, configuration, test_ids, targets, names, values)
-            test_ids, targets, names, values = [], [], [], []
-            made = True
-    if values or not made:
-        yield _case_metric_frame(base, columns, configuration, test_ids, targets, names, values)
-
-
-def _case_metric_frame(base: dict[str, Any], columns: list[str], configuration: str, test_ids: list[str],
-                       targets: list[str], names: list[str], values: list[float]) -> pd.DataFrame:
+    columns = [*base, "test_id", "target", "metric", "value", "configuration"]
     if not values:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame({"test_id": test_ids, "target": targets, "metric": names, "value": values})

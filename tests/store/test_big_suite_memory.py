@@ -87,14 +87,3 @@ def test_a_big_frame_is_inserted_in_slices_with_every_row(store: str, monkeypatc
         assert replace_partitions(con, partition, {"case_metrics": frame}) == {"case_metrics": CASES}
         stored = con.execute("SELECT test_id, value FROM case_metrics ORDER BY test_id").fetchall()
     assert stored == [(f"case-{i}", i / 4) for i in range(CASES)]
-
-
-def test_case_metric_batches_are_the_rows_of_one_frame() -> None:
-    partition = Partition("2026-01-01", "many@1.0.0")
-    per_case = {("bot", f"case-{i}"): {"pass_rate": i / 4, "flaky": 0.0} for i in range(CASES)}
-    whole = tables.encode_case_metrics(per_case, partition, "r1", "many")
-    batches = list(tables.encode_case_metric_batches(per_case, partition, "r1", "many", size=4))
-    assert [len(b) for b in batches] == [4, 4, 2]
-    pd.testing.assert_frame_equal(pd.concat(batches, ignore_index=True), whole)
-    empty = list(tables.encode_case_metric_batches({}, partition, "r1", "many"))
-    assert len(empty) == 1 and empty[0].empty and list(empty[0].columns) == list(whole.columns)
