@@ -75,7 +75,7 @@ STAGE_SPECS: tuple[StageSpec, ...] = (
               ("blind_comparisons",), frozenset({"openai", "duckdb"}), "run_blind_comparisons", ("suite",)),
     StageSpec("eval_report", "The run's reports (JSON eval_report, Markdown phase report, self-contained HTML), "
                              "compared with the baseline version; files under reports/<date>/.",
-              (), frozenset({"json", "markdown", "html"}), "write_reports", ("suite",)),
+              (), frozenset({"json", "markdown", "html"}), "write_reports", ("reporting",)),
 )
 STAGE_NAMES = tuple(s.name for s in STAGE_SPECS)
 

@@ -83,7 +83,7 @@ def runs_of(configuration: str, results: pd.DataFrame, grades: pd.DataFrame,
             expectations[(test_id, target, int(trial))] = [
                 bool(e.get("passed")) for e in _details(details).get("expectations", [])]
     runs = []
-    for r in results.to_dict("records"):
+    for r in tables.records(results):
         key = (r["test_id"], r["target"], int(r["trial"]))
         o = measured.get(key)
         tokens = None if o is None else (o.prompt_tokens or 0) + (o.completion_tokens or 0)

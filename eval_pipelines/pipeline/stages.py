@@ -20,7 +20,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -72,6 +72,10 @@ class RunOptions:
     compare_blind: str | None = None  # a baseline version: judge both versions' outputs blind (pipeline/blind.py)
 
 
+# A write of this many rows closes the run's connection after it (the next use reopens it, ~25 ms).
+RELEASE_AFTER_ROWS = 50_000
+
+
 @dataclass
 class StageContext:
     """One partition's run: where things are, what the stages handed each other."""
@@ -86,7 +90,7 @@ class StageContext:
     options: RunOptions = field(default_factory=RunOptions)
     log: logging.Logger | logging.LoggerAdapter = logging.getLogger("eval_pipelines")
     # Values earlier stages of this run produced: "loaded" (a LoadedSkill the CLI
-    # already validated), "suite" (StoredSuite), "<table>" (the rows written).
+    # already validated), "suite" (StoredSuite), "reporting" (its reporting settings), "<table>" (the rows written).
     memo: dict[str, Any] = field(default_factory=dict)
     current_stage: str | None = None  # the stage running now (failures name it)
     _open: Any = field(default=None, repr=False)  # (context manager, connection) while held
@@ -116,8 +120,13 @@ class StageContext:
             stored = tables.decode_suite(self.rows("suites"))
             if stored is None:
                 raise MissingUpstream("no suite stored for this partition; materialise eval_suite first")
-            self.memo["suite"] = stored
+            self._keep_suite(stored)
         return self.memo["suite"]
+
+    def _keep_suite(self, stored: tables.StoredSuite) -> None:
+        self.memo["suite"] = stored
+        # The report stage needs this one setting: the suite (~2.4 KB a case) is let go before it.
+        self.memo["reporting"] = stored.suite.reporting
 
     def outputs(self) -> list[ModelOutput]:
         if "outputs" not in self.memo:
@@ -127,10 +136,15 @@ class StageContext:
     def write(self, table: str, frame: pd.DataFrame) -> int:
         return self.write_all({table: frame})[table]
 
-    def write_all(self, frames: dict[str, pd.DataFrame]) -> dict[str, int]:
-        """Replace the partition's rows of each table in one transaction."""
+    def write_all(self, frames: dict[str, pd.DataFrame | Iterable[pd.DataFrame]]) -> dict[str, int]:
+        """Replace the partition's rows of each table in one transaction. Rows written in batches
+        are not kept: a later stage reading them reads them back."""
         written = replace_partitions(self.connection(), self.partition, frames)
-        self.memo.update(frames)
+        self.memo.update({table: rows for table, rows in frames.items() if isinstance(rows, pd.DataFrame)})
+        if sum(written.values()) >= RELEASE_AFTER_ROWS:
+            # DuckDB keeps what a big write took (its buffers, its allocator's pages) while the
+            # connection is open: at 100,000 cases that stayed on top of every later stage's peak.
+            self.release()
         return written
 
 
@@ -167,7 +181,7 @@ def load_suite(ctx: StageContext) -> StageResult:
     for warning in loaded.warnings:
         ctx.log.warning(warning)
     frame = tables.encode_suite(loaded, ctx.partition, ctx.run_id)
-    ctx.memo["suite"] = tables.StoredSuite(loaded.suite, loaded.targets, loaded.package.root)
+    ctx._keep_suite(tables.StoredSuite(loaded.suite, loaded.targets, loaded.package.root))
     suite = loaded.suite
     return StageResult(_write(ctx, "suites", frame), {
         "suite": suite.name, "format": suite.format, "tests": len(suite.tests),
@@ -186,8 +200,8 @@ def record_datasets(ctx: StageContext) -> StageResult:
 
 
 def record_test_cases(ctx: StageContext) -> StageResult:
-    frame = tables.encode_test_cases(ctx.suite().suite, ctx.partition, ctx.run_id)
-    return StageResult(_write(ctx, "test_cases", frame))
+    batches = tables.encode_test_case_batches(ctx.suite().suite, ctx.partition, ctx.run_id)
+    return StageResult(ctx.write_all({"test_cases": batches}))
 
 
 def call_targets(ctx: StageContext) -> StageResult:
@@ -327,6 +341,7 @@ def aggregate(ctx: StageContext) -> StageResult:
         by_configuration[configuration] = values
         metric_frames.append(tables.encode_metrics(values, ctx.partition, ctx.run_id, suite.name, configuration))
         case_frames.append(tables.encode_case_metrics(per_case, ctx.partition, ctx.run_id, suite.name, configuration))
+        del per_case  # a dict per case (~50 MB at 100,000): its rows are made, it need not live through the write
     policy = regression_policy(suite.regression)
     uplifts = skill_uplifts(all_runs(all_results, all_grades, ctx.outputs()), policy)
     written = ctx.write_all({  # one transaction: never one table of the three alone
@@ -386,7 +401,7 @@ def report_dir(ctx: StageContext) -> Path:
     suite loaded), else ``reports/<eval date>``."""
     if ctx.options.report_dir is not None:
         return ctx.options.report_dir
-    reporting = ctx.suite().suite.reporting
+    reporting = ctx.memo["reporting"] if "reporting" in ctx.memo else ctx.suite().suite.reporting
     if reporting is not None and reporting.output_dir:
         return ctx.report_root.parent / reporting.output_dir
     return ctx.report_root / ctx.partition.eval_date

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 from pydantic import TypeAdapter
@@ -25,7 +25,7 @@ from eval_pipelines.grading.scoring import CaseScore
 from eval_pipelines.run.targets.base import ModelOutput
 from eval_pipelines.run.targets.config import TargetConfig
 from eval_pipelines.run.tracing.spans import OutputTrace, spans_from_json, spans_to_json
-from eval_pipelines.suite.models import WITH_SKILL, Suite
+from eval_pipelines.suite.models import WITH_SKILL, Suite, TestCase
 from eval_pipelines.store.connection import none_if_missing as val
 from eval_pipelines.store.partition import Partition
 
@@ -42,6 +42,13 @@ def now() -> datetime:
 
 def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def records(frame: pd.DataFrame, batch: int = 5000) -> Iterator[dict[str, Any]]:
+    """``frame.to_dict("records")`` one batch at a time: the same dicts, but a 100,000-row table
+    never has a dict per row all at once (~1 KB each for a model_outputs or test_results row)."""
+    for start in range(0, len(frame), batch):
+        yield from frame.iloc[start:start + batch].to_dict("records")
 
 
 def partition_columns(partition: Partition, run_id: str | None, suite: str) -> dict[str, Any]:
@@ -125,6 +132,18 @@ def encode_datasets(suite: Suite, partition: Partition, run_id: str | None) -> p
 
 
 def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) -> pd.DataFrame:
+    return _test_case_frame(suite.tests, partition, run_id, suite.name)
+
+
+def encode_test_case_batches(suite: Suite, partition: Partition, run_id: str | None,
+                             size: int = 10_000) -> Iterator[pd.DataFrame]:
+    """The rows of :func:`encode_test_cases`, ``size`` cases at a time: a 100,000-case suite's
+    rows (each case's messages, assertions and metadata as JSON) are never all in memory at once."""
+    for start in range(0, max(len(suite.tests), 1), size):
+        yield _test_case_frame(suite.tests[start:start + size], partition, run_id, suite.name)
+
+
+def _test_case_frame(cases: list[TestCase], partition: Partition, run_id: str | None, suite: str) -> pd.DataFrame:
     rows = [{
         "test_id": case.id, "name": case.name, "category": case.category, "input": case.user_text,
         "messages": to_json([m.model_dump() for m in case.input]),
@@ -132,8 +151,8 @@ def encode_test_cases(suite: Suite, partition: Partition, run_id: str | None) ->
         "criteria": case.criteria, "assertions": to_json([a.model_dump() for a in case.assertions]),
         "tags": to_json(case.tags), "metadata": to_json(case.metadata),
         "source_file": case.source_file, "source_line": case.source_line,
-    } for case in suite.tests]
-    return _frame(rows, partition, run_id, suite.name,
+    } for case in cases]
+    return _frame(rows, partition, run_id, suite,
                   ["test_id", "name", "category", "input", "messages", "expected", "criteria", "assertions",
                    "tags", "metadata", "source_file", "source_line"])
 
@@ -190,7 +209,7 @@ def decode_outputs(rows: pd.DataFrame) -> list[ModelOutput]:
         files=_json_or_none(r.get("files")) or [], transcript=_json_or_none(r.get("transcript")) or [],
         run_metrics=_json_or_none(r.get("run_metrics")), limits=_json_or_none(r.get("limits")),
         configuration=val(r.get("configuration")) or WITH_SKILL,
-    ) for r in rows.to_dict("records")]
+    ) for r in records(rows)]
 
 
 def _otel(row: dict[str, Any]) -> OutputTrace | None:
@@ -214,7 +233,7 @@ def encode_grades(graded: pd.DataFrame, partition: Partition, run_id: str | None
 def decode_grades(rows: pd.DataFrame) -> dict[OutputKey, list[Grade]]:
     """Grades by output, in assertion order (details are left out: scoring does not read them)."""
     by_output: dict[OutputKey, list[Grade]] = {}
-    for r in rows.to_dict("records"):
+    for r in records(rows):
         by_output.setdefault((r["test_id"], r["target"], int(r["trial"])), []).append(Grade(
             assertion_index=int(r["assertion_index"]), assertion_type=r["assertion_type"],
             assertion_name=r["assertion_name"], score=float(r["score"]), passed=bool(r["passed"]),
@@ -246,7 +265,7 @@ def decode_trials(results: pd.DataFrame, outputs: Iterable[ModelOutput] = ()) ->
     """Each stored result as a ``TrialResult``, with the measurements of its output when given."""
     measured = {(o.test_id, o.target, o.trial): o for o in outputs}
     trials = []
-    for r in results.to_dict("records"):
+    for r in records(results):
         o = measured.get((r["test_id"], r["target"], int(r["trial"])))
         score = val(r["score"])
         trials.append(TrialResult(

@@ -571,6 +571,14 @@ def test_write_reports_for_a_materialisation(widget_db: Path, tmp_path: Path) ->
     written = files.write_reports(widget_db, "widget@1.1.0", "2026-01-02", tmp_path / "r")
     assert sorted(written) == ["html", "json", "md"]
     assert all(p.is_file() and p.parent == tmp_path / "r" for p in written.values())
+    # The JSON file is written as it is encoded (issue 33), in small groups here: render_json's text.
+    from eval_pipelines.reports.json_report import render_json
+
+    data = load_report(widget_db, "widget", version="1.1.0", eval_date="2026-01-02")
+    assert written["json"].read_text(encoding="utf-8") == render_json(data)
+    with (tmp_path / "small.json").open("w", encoding="utf-8") as file:
+        files.write_json(data, file, chunks_per_write=3)
+    assert (tmp_path / "small.json").read_text(encoding="utf-8") == render_json(data)
     # The suite's `reporting.format` (seed 003) picks the formats.
     older = files.write_reports(widget_db, "widget@1.0.0", "2026-01-01", tmp_path / "r")
     assert sorted(older) == ["json", "md"]
