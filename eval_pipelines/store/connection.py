@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # frames are read and written here; pandas is imported by who
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["db_errors", "DatabaseBusy", "Partition", "TABLES", "connect", "insert_ignoring_existing",
+__all__ = ["db_errors", "DatabaseBusy", "Partition", "TABLES", "connect", "insert_frame", "insert_ignoring_existing",
            "none_if_missing", "read_partition", "replace_partition", "replace_partitions", "schema_sql",
            "upsert_ratings"]
 
@@ -193,11 +193,7 @@ def replace_partitions(con: Any, partition: Partition,
             written[table] = 0
             for batch in (_slices(rows) if isinstance(rows, pd.DataFrame) else rows):
                 if len(batch):
-                    con.register("incoming_rows", batch)
-                    try:
-                        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
-                    finally:
-                        con.unregister("incoming_rows")
+                    insert_frame(con, table, batch)
                 written[table] += len(batch)
         con.execute("COMMIT")
     except BaseException:
@@ -233,9 +229,15 @@ def insert_ignoring_existing(con: Any, table: str, rows: pd.DataFrame, key: str)
     if isinstance(con, postgres.PostgresConnection):
         con.insert_ignoring_existing(table, rows, key)
         return
+    insert_frame(con, table, rows, or_ignore=True)
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, rows: pd.DataFrame, or_ignore: bool = False) -> None:
+    """Insert a frame's rows into a DuckDB table by column name (DuckDB reads the frame in place);
+    ``or_ignore``: a row whose key is stored already is skipped."""
     con.register("incoming_rows", rows)
     try:
-        con.execute(f"INSERT OR IGNORE INTO {table} BY NAME SELECT * FROM incoming_rows")
+        con.execute(f"INSERT {'OR IGNORE ' if or_ignore else ''}INTO {table} BY NAME SELECT * FROM incoming_rows")
     finally:
         con.unregister("incoming_rows")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from eval_pipelines.store.connection import TABLES, connect
+from eval_pipelines.store.connection import TABLES, connect, insert_frame
 
 
 # Every table of schema.sql: the partitioned ones, then the two that are not.
@@ -33,9 +33,5 @@ def copy_to_duckdb(url: str, duckdb_path: str, skills: Sequence[str] = ()) -> di
             frame = source.execute(sql, params).df()
             copied[table] = len(frame)
             if len(frame):
-                target.register("snapshot_rows", frame)
-                try:
-                    target.execute(f"INSERT INTO {table} BY NAME SELECT * FROM snapshot_rows")
-                finally:
-                    target.unregister("snapshot_rows")
+                insert_frame(target, table, frame)
     return copied
