@@ -66,7 +66,7 @@ def evaluate_range(context: dg.AssetExecutionContext, config: "ModelCallConfig",
             errors[key] = f"{type(exc).__name__}: {exc}".splitlines()[0]
             context.log.error(f"{key}: unexpected error\n{traceback.format_exc()}")
     failed = {key: "; ".join(o.failures) for key, o in outcomes.items() if o.failures} | errors
-    _tag_verdicts(context, outcomes, failed)
+    _tag_verdicts(context, outcomes, failed, errored=len(errors))
     if not failed:
         return
     for key, outcome in outcomes.items():  # see skipped_as_warnings: the run is about to fail
@@ -79,14 +79,13 @@ def evaluate_range(context: dg.AssetExecutionContext, config: "ModelCallConfig",
 
 
 def _tag_verdicts(context: dg.AssetExecutionContext, outcomes: dict[str, PartitionOutcome],
-                  failed: dict[str, str]) -> None:
+                  failed: dict[str, str], errored: int) -> None:
     """``eval/verdict`` is the run's worst verdict, ``eval/verdicts`` counts them, so the Runs list
     filters a batch as it filters one version; each version's own verdict is on its trend point."""
     if not context.selected_asset_check_keys:
         return
     # "error": the version could not be evaluated (invalid package, missing upstream, a crash)
-    verdicts = [o.verdict for o in outcomes.values() if o.verdict] + ["error"] * (len(failed) - sum(
-        1 for key in failed if key in outcomes))
+    verdicts = [o.verdict for o in outcomes.values() if o.verdict] + ["error"] * errored
     if not verdicts:
         return
     counts = {v: verdicts.count(v) for v in ("error", *VERDICT_ORDER) if v in verdicts}
