@@ -11,10 +11,24 @@ walks; frozen objects still die by reference count. ``run_stages`` freezes what 
 run starts and hands it all back when the run ends (``gc.unfreeze``), so a process that goes on
 (a Dagster worker evaluating partition after partition, tests) never keeps garbage that happened
 to be pending at a freeze.
+
+At exit the same holds for the whole process: the interpreter's finalization clears the modules
+and runs full collections as it goes, ~0.4 s each over the ~460,000 objects a Dagster run's
+process holds after a 1,000-case partition: 1.6-1.9 s between the run's last event and the end
+of `dagster asset materialize` (0.09 s with everything frozen first). The memory goes back to the
+operating system whatever the collector does, so a process that ran a run (the CLI, a Dagster
+run's process) freezes what exists once its ``atexit`` handlers start (``freeze_at_exit``,
+registered by ``run_stages``). Objects die by reference count as the modules are cleared, as
+before; what the final collections alone would have reached (objects in reference cycles, such
+as a module's globals once it defines a function) is no longer finalized, which Python never
+promised (``object.__del__``; ``open()`` warns that a file written and never closed may not be
+complete): the stores, the reports and logging close or flush their files themselves, and the
+interpreter still flushes ``sys.stdout`` and ``sys.stderr``.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 from contextlib import contextmanager
 from typing import Iterator
@@ -33,3 +47,16 @@ def collection_paused() -> Iterator[None]:
         if enabled:
             gc.enable()
 
+
+
+_freezes_at_exit = False
+
+
+def freeze_at_exit() -> None:
+    """Skip the interpreter's full collections at exit (see above); registered once a process.
+    ``atexit`` runs handlers last-registered first, so handlers registered later (Dagster's,
+    a test's) run before it, and those registered earlier (logging's flush) after it, as usual."""
+    global _freezes_at_exit
+    if not _freezes_at_exit:
+        atexit.register(gc.freeze)
+        _freezes_at_exit = True

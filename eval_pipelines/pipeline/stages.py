@@ -28,6 +28,7 @@ from eval_pipelines.analysis.regression import RegressionPolicy, compare_all
 from eval_pipelines.grading.dispatch import GradedAlready, agrade_outputs, grade_frame, grading_waits
 from eval_pipelines.grading.scoring import output_error, score_case
 from eval_pipelines.pipeline.blind import run_blind_comparisons
+from eval_pipelines.pipeline.collector import freeze_at_exit
 from eval_pipelines.pipeline.catalog import STAGE_NAMES, STAGE_SPECS, StageSpec
 from eval_pipelines.pipeline.project import ProjectPaths, find_package_source
 from eval_pipelines.pipeline.stage_values import FilePath, Markdown, StageResult
@@ -440,6 +441,7 @@ def run_stages(ctx: StageContext, selected: set[str] | None = None) -> Iterator[
     finally:
         ctx.release()
         gc.unfreeze()
+        freeze_at_exit()  # should the process end now, without the final full collections
 
 
 __all__ = ["STAGES", "STAGE_NAMES", "FilePath", "Markdown", "MissingUpstream", "RunOptions", "SpecErrors",

@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from eval_pipelines.cli import main
+from eval_pipelines.pipeline import collector
 from eval_pipelines.analysis.exit_codes import ExitCode, run_exit_code
 from eval_pipelines.store.connection import connect
 from tests.support.fake_openai import echo_responder
@@ -168,5 +169,7 @@ def test_run_opens_the_results_file_three_times_and_never_while_models_answer(
     assert code == ExitCode.GATE_FAILED, out  # the echoed questions name no capital
     assert held_while_answering == [False, False, False]
     assert opened == [str(db)] * 3
-    # What the command froze out of the garbage collector's way is handed back to an in-process caller.
+    # What the command froze out of the garbage collector's way is handed back to an in-process caller,
+    # and the process freezes it all again only when it exits (tests/test_collector.py).
     assert gc.get_freeze_count() == 0
+    assert collector._freezes_at_exit
