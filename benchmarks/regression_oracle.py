@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 from functools import lru_cache
-from math import comb, exp, lgamma, log
+from math import comb, lgamma, log
 
 import numpy as np
 

@@ -24,22 +24,20 @@ import asyncio
 import json
 import os
 import platform
-import re
-import statistics
-import subprocess
 import tempfile
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from benchmarks import suites
+from benchmarks.bench_project import BENCH_DATE, REPO, DagsterProject
+from benchmarks.series import Series, log
 from benchmarks.server import MODEL, BenchServer, measure_ceiling
+from benchmarks.side_by_side import side_by_side
 
-REPO = Path(__file__).resolve().parent.parent
-BENCH_DATE = "2026-01-02"  # fixed so re-runs replace rows; the runs set the partitions to start there
 
 
 @dataclass
@@ -58,28 +56,6 @@ class Sizes:
     def quick(cls) -> "Sizes":
         return cls(cases=40, latency_ms=20, repeats=1, ceiling_requests=300, grading_cases=200,
                    grading_trials=10, scale=(20, 60), scale_repeats=(1, 1), cpu_calls=60)
-
-
-@dataclass
-class Series:
-    values: list[float] = field(default_factory=list)
-
-    def add(self, value: float) -> None:
-        self.values.append(value)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.values)
-
-    def text(self, unit: str = "s", digits: int = 2) -> str:
-        if len(self.values) == 1:
-            return f"{self.values[0]:.{digits}f} {unit} (1 run)"
-        return (f"{self.median:.{digits}f} {unit} (min {min(self.values):.{digits}f}, "
-                f"max {max(self.values):.{digits}f}, {len(self.values)} runs)")
-
-
-def log(message: str) -> None:
-    print(f"[{datetime.now():%H:%M:%S}] {message}", flush=True)
 
 
 # ---- environment ------------------------------------------------------------
@@ -186,238 +162,6 @@ def cpu_per_call(server: BenchServer, project: Path, n: int, repeats: int) -> di
     finally:
         server.set_latency(previous)
     return {"ours": ours, "bare_post": bare_post, "bare_create": bare_create}
-
-
-# ---- figures 2, 4 and 6: dagster asset materialize in a fresh process --------------
-
-@dataclass
-class DagsterProject:
-    root: Path
-    dagster_home: Path
-    server: BenchServer
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER_", "EVAL_PIPELINES_"))}
-        env.update(EVAL_PIPELINES_HOME=str(self.root), DAGSTER_HOME=str(self.dagster_home),
-                   EVAL_PIPELINES_START_DATE=BENCH_DATE,  # the partitions' date axis must reach BENCH_DATE
-                   BENCH_BASE_URL=self.server.base_url, BENCH_API_KEY="bench",
-                   PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO)) if p))
-        return env
-
-    def prepare(self, keys: list[str]) -> None:
-        self.dagster_home.mkdir(parents=True, exist_ok=True)
-        # The project's own instance settings, with storage in this folder.
-        (self.dagster_home / "dagster.yaml").write_text(
-            "telemetry:\n  enabled: false\n")
-        subprocess.run([sys.executable, "-c",
-                        "import dagster as dg, sys; i = dg.DagsterInstance.get(); "
-                        "i.add_dynamic_partitions('skill_versions', sys.argv[1:])", *keys],
-                       env=self.env(), check=True, cwd=self.root)
-
-    def materialize(self, key: str, use_cache: bool) -> tuple[float, int, str]:
-        """(wall s, peak RSS KiB, run id) of one fresh `dagster asset materialize`."""
-        command = [str(Path(sys.executable).with_name("dagster")), "asset", "materialize",
-                   "-m", "eval_pipelines.definitions", "--select", "*",
-                   "--partition", f"{BENCH_DATE}|{key}",
-                   "--config-json", json.dumps({"ops": {"evaluate_partition": {"config": {"use_cache": use_cache}}}})]
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, env=self.env(), cwd=self.root, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        out = proc.stdout.read() if proc.stdout else b""
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        text = out.decode(errors="replace")
-        if os.waitstatus_to_exitcode(status) != 0 or "RUN_SUCCESS" not in text:
-            raise RuntimeError(f"dagster asset materialize failed:\n{text[-3000:]}")
-        found = re.search(r" - ([0-9a-f-]{36}) - \d+ - RUN_SUCCESS", text)
-        return wall, int(usage.ru_maxrss), found.group(1) if found else ""
-
-    def error_outputs(self) -> int:
-        """Model outputs stored as error rows (a timed-out call under load is one); -1 if unreadable."""
-        import duckdb
-
-        db = self.root / ".data" / "eval_pipelines.duckdb"
-        try:
-            with duckdb.connect(str(db), read_only=True) as con:
-                return int(con.execute("SELECT count(error) FROM model_outputs").fetchone()[0])
-        except Exception:  # noqa: BLE001 -- the caller records what the store says instead
-            return -1
-
-    def output_summary(self) -> str:
-        """What the project's store holds for its model outputs (to explain a request count)."""
-        import duckdb
-
-        db = self.root / ".data" / "eval_pipelines.duckdb"
-        try:
-            with duckdb.connect(str(db), read_only=True) as con:
-                rows = con.execute("SELECT skill_version, count(*), count(error), any_value(error) "
-                                   "FROM model_outputs GROUP BY ALL").fetchall()
-        except Exception as exc:  # noqa: BLE001 -- a diagnostic must not hide the anomaly
-            return f"store unreadable: {exc}"
-        return "; ".join(f"{v}: {n} outputs, {e} errors ({err})" for v, n, e, err in rows)
-
-    def step_seconds(self, run_id: str) -> dict[str, float]:
-        """Per-step wall time of a run, from its Dagster event log."""
-        script = (
-            "import dagster as dg, json, sys\n"
-            "i = dg.DagsterInstance.get()\n"
-            "starts, out = {}, {}\n"
-            "for r in i.all_logs(sys.argv[1]):\n"
-            "    e = r.dagster_event\n"
-            "    if e is None: continue\n"
-            "    t = e.event_type_value\n"
-            "    if t == 'STEP_START': starts[e.step_key] = r.timestamp\n"
-            "    elif t == 'STEP_SUCCESS': out[e.step_key] = r.timestamp - starts.get(e.step_key, r.timestamp)\n"
-            "print(json.dumps(out))\n")
-        done = subprocess.run([sys.executable, "-c", script, run_id], env=self.env(), cwd=self.root,
-                              capture_output=True, text=True, check=True)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def cli_once(project: DagsterProject, n: int) -> float:
-    """Wall s of one fresh `eval-pipelines run` on the same skill: the same engine and tables, no Dagster."""
-    command = [str(Path(sys.executable).with_name("eval-pipelines")), "run",
-               str(project.root / "skills" / suites.skill_name(n) / suites.BENCH_VERSION),
-               "--no-cache", "--db", str(project.root / ".data" / "cli.duckdb")]
-    project.server.reset()
-    started = time.perf_counter()
-    done = subprocess.run(command, env=project.env(), cwd=project.root, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0 or project.server.requests() != n:
-        raise RuntimeError(f"eval-pipelines run failed ({done.returncode}, {project.server.requests()} "
-                           f"requests):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return wall
-
-
-CLI_COMMAND = "eval-pipelines run skills/bench-N/1.0.0 --no-cache --db <file>"
-
-
-def import_once(project: DagsterProject) -> float:
-    """Wall s of a fresh process that only imports Dagster and our definitions."""
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import eval_pipelines.definitions"], env=project.env(),
-                   cwd=project.root, check=True)
-    return time.perf_counter() - started
-
-
-# ---- figure 3: promptfoo and inspect_ai -----------------------------------------
-
-@dataclass
-class OtherTool:
-    """A competitor set up on the same suite and server: ``once()`` is one fresh, checked run."""
-
-    version: str
-    command: str  # as docs/benchmarks.md quotes it (no folders of this machine)
-    once: Callable[[], float]
-    wall: Series = field(default_factory=Series)
-
-    def result(self) -> dict[str, Any]:
-        return {"version": self.version, "wall": self.wall, "command": self.command}
-
-
-def promptfoo_tool(tools: Path, work: Path, n: int, server: BenchServer) -> OtherTool | None:
-    binary = tools / "node_modules" / ".bin" / "promptfoo"
-    node_dir = tools / "node22" / "node_modules" / ".bin"
-    if not binary.exists():
-        return None
-    folder = work / "promptfoo"
-    suites.write_promptfoo(folder, n, server.base_url)
-    env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
-               PROMPTFOO_CONFIG_DIR=str(folder / "home"), NO_COLOR="1",
-               PATH=f"{node_dir}{os.pathsep}{os.environ.get('PATH', '')}" if node_dir.exists() else os.environ["PATH"])
-    command = [str(binary), "eval", "-c", "promptfooconfig.yaml", "-j", "16", "--no-cache",
-               "--no-progress-bar", "--no-table", "-o", "out.json"]
-    version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True).stdout.strip()
-
-    def once() -> float:
-        server.reset()
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-        stats = json.loads((folder / "out.json").read_text())["results"]["stats"] if done.returncode in (0, 100) \
-            else None
-        if stats is None or stats["successes"] != n or server.requests() != n:
-            raise RuntimeError(f"promptfoo run wrong: rc={done.returncode} stats={stats} "
-                               f"requests={server.requests()}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-        return wall
-
-    return OtherTool(version, " ".join(command).replace(str(tools), "<tools-dir>"), once)
-
-
-def inspect_tool(tools: Path, work: Path, n: int, server: BenchServer) -> OtherTool | None:
-    venv = tools / "inspect-venv" / "bin"
-    if not (venv / "inspect").exists():
-        return None
-    folder = work / "inspect"
-    suites.write_inspect(folder, n)
-    env = dict(os.environ, BENCH_API_KEY="bench", BENCH_BASE_URL=server.base_url,
-               INSPECT_LOG_DIR=str(folder / "logs"), NO_COLOR="1")
-    command = [str(venv / "inspect"), "eval", "bench_task.py", "--model", f"openai-api/bench/{MODEL}",
-               "--max-connections", "16", "--display", "none"]
-    version = subprocess.run([str(venv / "python"), "-c", "import inspect_ai; print(inspect_ai.__version__)"],
-                             capture_output=True, text=True).stdout.strip()
-
-    def once() -> float:
-        server.reset()
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-        check = subprocess.run(
-            [str(venv / "python"), "-c",
-             "from inspect_ai.log import list_eval_logs, read_eval_log; import sys; "
-             "log = read_eval_log(list_eval_logs(sys.argv[1])[0]); "
-             "print(log.status, log.results.total_samples, list(log.results.scores[0].metrics.values())[0].value)",
-             str(folder / "logs")], capture_output=True, text=True)
-        status = check.stdout.split()
-        if done.returncode != 0 or status[:2] != ["success", str(n)] or float(status[2]) != 1.0 \
-                or server.requests() != n:
-            raise RuntimeError(f"inspect run wrong: rc={done.returncode} {check.stdout} {check.stderr[-1000:]} "
-                               f"requests={server.requests()}\n{done.stderr[-2000:]}")
-        return wall
-
-    return OtherTool(version, " ".join(command).replace(str(tools), "<tools-dir>"), once)
-
-
-def side_by_side(project: DagsterProject, key: str, tools: Path, work: Path, n: int, repeats: int,
-                 figures: set[int]) -> dict[str, Any]:
-    """Figures 2 and 3 in alternating rounds: each round runs every tool once (the import
-    floor, `dagster asset materialize`, `eval-pipelines run`, promptfoo, inspect_ai), so a
-    change in the shared machine's load hits them all alike; the load average is recorded
-    before each round."""
-    server = project.server
-    others = {"promptfoo": promptfoo_tool(tools, work, n, server), "inspect": inspect_tool(tools, work, n, server)} \
-        if 3 in figures else {}
-    import_floor, e2e, rss, cli = Series(), Series(), Series(), Series()
-    requests: list[int] = []
-    steps: list[dict[str, float]] = []
-    loads: list[float] = []
-    for round_ in range(repeats):
-        loads.append(round(os.getloadavg()[0], 2))
-        if 2 in figures:
-            import_floor.add(import_once(project))
-            server.reset()
-            wall, peak, run_id = project.materialize(key, use_cache=False)
-            e2e.add(wall)
-            rss.add(peak / 1024)
-            requests.append(server.requests())
-            steps.append(project.step_seconds(run_id) if run_id else {})
-        if 3 in figures:
-            cli.add(cli_once(project, n))
-            for tool in others.values():
-                if tool is not None:
-                    tool.wall.add(tool.once())
-        log(f"  round {round_ + 1}/{repeats} (load {loads[-1]}): "
-            + ", ".join(f"{name} {s.values[-1]:.2f} s" for name, s in
-                        (("import", import_floor), ("dagster", e2e), ("cli", cli),
-                         *((k, t.wall) for k, t in others.items() if t is not None)) if s.values))
-    results: dict[str, Any] = {"side_by_side_load": loads}
-    if 2 in figures:
-        results |= {"import_floor": import_floor,
-                    "e2e": {"wall": e2e, "rss_mb": rss, "requests": requests, "steps": steps}}
-    if 3 in figures:
-        results |= {"cli": {"wall": cli, "command": CLI_COMMAND},
-                    **{k: (t.result() if t is not None else None) for k, t in others.items()}}
-    return results
 
 
 # ---- figure 5: grading throughput -------------------------------------------------

@@ -31,7 +31,7 @@ def cell(cases: int, trials: int, with_p: float, without_p: float, seed: int = 2
 
 
 def main() -> None:
-    print(f"| cases × trials | expectations met with / without | helps | no measurable effect | hurts |")
+    print("| cases × trials | expectations met with / without | helps | no measurable effect | hurts |")
     print("|---|---|---|---|---|")
     for cases, trials, w, o in [(20, 3, 0.5, 0.5), (20, 3, 0.2, 0.2), (10, 1, 0.5, 0.5), (20, 3, 0.8, 0.2),
                                 (20, 3, 0.6, 0.5), (20, 3, 0.7, 0.5), (10, 3, 0.6, 0.4), (20, 3, 0.4, 0.6)]:
