@@ -16,8 +16,7 @@ PROGRAM = textwrap.dedent("""
 
     out = Path(sys.argv[1])
     # Registered before the collector's handler, so it runs after it (last registered, first run).
-    atexit.register(lambda: (out / "at_exit.json").write_text(json.dumps(
-        {"frozen": gc.get_freeze_count(), "enabled": gc.isenabled()})))
+    atexit.register(lambda: (out / "at_exit.json").write_text(json.dumps({"frozen": gc.get_freeze_count()})))
 
     from eval_pipelines.pipeline.collector import collection_paused, freeze_at_exit
     with collection_paused():

@@ -14,7 +14,7 @@ to be pending at a freeze.
 
 At exit the same holds for the whole process: the interpreter's finalization clears the modules
 and runs full collections as it goes, ~0.4 s each over the ~460,000 objects a Dagster run's
-process holds after a 1,000-case partition: 1.6-1.9 s between the run's last event and the end
+process holds after a 1,000-case partition: 1.3-2.0 s between the run's last event and the end
 of `dagster asset materialize` (0.09 s with everything frozen first). The memory goes back to the
 operating system whatever the collector does, so a process that ran a run (the CLI, a Dagster
 run's process) freezes what exists once its ``atexit`` handlers start (``freeze_at_exit``,
@@ -46,7 +46,6 @@ def collection_paused() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
-
 
 
 _freezes_at_exit = False

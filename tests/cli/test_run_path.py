@@ -165,11 +165,12 @@ def test_run_opens_the_results_file_three_times_and_never_while_models_answer(
 
     fake_openai.answers.clear()
     monkeypatch.setattr(fake_openai, "responder", probing_responder)
+    monkeypatch.setattr(collector, "_freezes_at_exit", False)  # whatever an earlier test's run registered
     code, out = run(capsys, "--root", str(tmp_path), "run", str(suite_dir / "quiz.yaml"), "--db", str(db), "--no-cache")
     assert code == ExitCode.GATE_FAILED, out  # the echoed questions name no capital
     assert held_while_answering == [False, False, False]
     assert opened == [str(db)] * 3
     # What the command froze out of the garbage collector's way is handed back to an in-process caller,
-    # and the process freezes it all again only when it exits (tests/test_collector.py).
+    # and the run registered the freeze for when the process exits (tests/test_collector.py).
     assert gc.get_freeze_count() == 0
     assert collector._freezes_at_exit
